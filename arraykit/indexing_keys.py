@@ -1,0 +1,188 @@
+"""Advanced index keys (integer arrays, boolean masks) for ``__getitem__``/``__setitem__``.
+
+Eagerly, a key is checked on the host against NumPy (bounds, mask shapes, the
+result shape) before any kernel runs, so out-of-range indices raise ``IndexError``
+instead of being clamped. The kernel then receives integer index arrays as
+operands and the key's structure as a static, hashable plan.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import layout as L
+
+
+def is_basic(key):
+    """Whether ``key`` uses only ints, slices, Ellipsis and None."""
+    if isinstance(key, tuple):
+        return all(L.is_basic_key_item(k) or _index_like(k) for k in key)
+    return L.is_basic_key_item(key) or _index_like(key)
+
+
+def _index_like(item):
+    """Objects with ``__index__`` (0-d integer tensors, NumPy ints) act as ints."""
+    from .tensor import Tensor
+
+    if isinstance(item, Tensor):
+        return item.ndim == 0 and item.dtype.kind in ("int", "uint") and not _traced(item)
+    return (
+        hasattr(item, "__index__")
+        and not isinstance(item, (bool, np.bool_, np.ndarray, jax.Array))
+    )
+
+
+def basic_key(key):
+    """Turn index-like items of a basic key into plain ints."""
+    items = key if isinstance(key, tuple) else (key,)
+    return tuple(
+        k if k is None or k is Ellipsis or isinstance(k, slice) else operator.index(k)
+        for k in items
+    )
+
+
+def _traced(t):
+    return isinstance(t._storage._buffer, jax.core.Tracer)
+
+
+class Plan:
+    """Static structure of an advanced key plus its index operands."""
+
+    __slots__ = ("structure", "operands", "result_shape")
+
+    def __init__(self, structure, operands, result_shape):
+        self.structure = structure
+        self.operands = operands
+        self.result_shape = result_shape
+
+
+def _host(item):
+    """A NumPy array for a key item that is an array-like (Tensor, list, ndarray)."""
+    from .tensor import Tensor
+
+    if isinstance(item, Tensor):
+        return item.numpy()
+    arr = np.asarray(item)
+    if arr.dtype == object or arr.dtype.kind not in "biu":
+        raise IndexError(
+            f"only integers, slices, ellipsis, None, integer arrays and boolean arrays "
+            f"are valid indices (got {type(item).__name__} of dtype {arr.dtype})"
+        )
+    return arr
+
+
+def plan(shape, key):
+    """Validate an advanced key against ``shape`` and build its kernel plan (eager)."""
+    items = key if isinstance(key, tuple) else (key,)
+    np_items = []
+    for k in items:
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            np_items.append(k)
+        elif isinstance(k, (bool, np.bool_)):
+            np_items.append(np.asarray(k))
+        elif isinstance(k, (int, np.integer)):
+            np_items.append(int(k))
+        else:
+            np_items.append(_host(k))
+    dummy = np.lib.stride_tricks.as_strided(
+        np.zeros(1, dtype=np.bool_), shape=shape, strides=(0,) * len(shape)
+    )
+    result_shape = dummy[tuple(np_items)].shape
+    structure = []
+    operands = []
+    for k in np_items:
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            if k.ndim == 0:
+                structure.append(("none",))
+                operands.append(np.zeros(int(bool(k)), dtype=np.int64))
+                structure.append(("array",))
+                continue
+            for idx in np.nonzero(k):
+                operands.append(idx.astype(np.int64))
+                structure.append(("array",))
+        elif isinstance(k, np.ndarray):
+            operands.append(k.astype(np.int64))
+            structure.append(("array",))
+        elif k is None:
+            structure.append(("none",))
+        elif k is Ellipsis:
+            structure.append(("ellipsis",))
+        elif isinstance(k, slice):
+            structure.append(("slice", k.start, k.stop, k.step))
+        else:
+            structure.append(("int", k))
+    return Plan(tuple(structure), tuple(operands), result_shape)
+
+
+def traced_plan(key):
+    """Plan for a key used under a JAX trace: no host checks, masks rejected."""
+    from .tensor import Tensor
+
+    items = key if isinstance(key, tuple) else (key,)
+    structure = []
+    operands = []
+    for k in items:
+        if k is None:
+            structure.append(("none",))
+        elif k is Ellipsis:
+            structure.append(("ellipsis",))
+        elif isinstance(k, slice):
+            structure.append(("slice", k.start, k.stop, k.step))
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            structure.append(("int", int(k)))
+        else:
+            t = k if isinstance(k, Tensor) else None
+            dtype_kind = t.dtype.kind if t is not None else np.asarray(k).dtype.kind
+            if dtype_kind == "bool" or dtype_kind == "b":
+                raise IndexError(
+                    "boolean mask indexing has a data-dependent shape and cannot be "
+                    "traced; use arraykit.where instead"
+                )
+            operands.append(t if t is not None else np.asarray(k, dtype=np.int64))
+            structure.append(("array",))
+    return Plan(tuple(structure), tuple(operands), None)
+
+
+def jax_key(structure, index_arrays):
+    """Rebuild a JAX index tuple from a static structure and traced index arrays."""
+    arrays = iter(index_arrays)
+    out = []
+    for item in structure:
+        kind = item[0]
+        if kind == "array":
+            out.append(next(arrays))
+        elif kind == "none":
+            out.append(None)
+        elif kind == "ellipsis":
+            out.append(Ellipsis)
+        elif kind == "slice":
+            out.append(slice(*item[1:]))
+        else:
+            out.append(item[1])
+    return tuple(out)
+
+
+def gather(x, *rest):
+    """Kernel body: ``x[key]`` (indices already checked, or filled when traced)."""
+    *index_arrays, structure, checked = rest
+    key = jax_key(structure, index_arrays)
+    mode = "promise_in_bounds" if checked else "fill"
+    return x.at[key].get(mode=mode)
+
+
+def scatter(cur, *rest):
+    """Kernel body: ``cur`` with ``cur[key] = value`` (value broadcast to the result)."""
+    *index_arrays, value, structure, checked = rest
+    key = jax_key(structure, index_arrays)
+    mode = "promise_in_bounds" if checked else "drop"
+    return cur.at[key].set(value.astype(cur.dtype), mode=mode)
+
+
+def mask_where(cur, mask, value):
+    """Kernel body for ``x[mask] = scalar``: a select, no data-dependent shape."""
+    mask = jnp.reshape(mask, mask.shape + (1,) * (cur.ndim - mask.ndim))
+    return jnp.where(mask, value.astype(cur.dtype), cur)

@@ -1,0 +1,594 @@
+"""The strided :class:`Tensor`: a storage, a layout and a dtype.
+
+View methods build a new layout over the same storage (no kernel, no copy).
+Compute methods and in-place writes call compiled kernels
+(:mod:`arraykit.kernels.launch`). ``Tensor`` is a JAX pytree whose leaf is the
+storage buffer; layout, dtype and device are static.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import jax
+import numpy as np
+
+from . import dtypes as D
+from . import indexing_keys as K
+from . import layout as L
+from .devices import as_device, check_same_device
+from .kernels import bodies as _ops
+from .kernels.launch import apply, apply_inplace
+from .storage import Storage
+
+contiguous_format = "contiguous_format"
+channels_last = "channels_last"
+channels_last_3d = "channels_last_3d"
+preserve_format = "preserve_format"
+
+
+def _identity(x):
+    return x
+
+
+def _assign(cur, value):
+    return jax.numpy.broadcast_to(value, cur.shape).astype(cur.dtype)
+
+
+def _dims(args):
+    """Accept both ``f(1, 2)`` and ``f((1, 2))`` spellings of a dimension list."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+class Tensor:
+    """A strided view of a :class:`~arraykit.storage.Storage` (PyTorch memory model)."""
+
+    __slots__ = ("_storage", "_layout", "_dtype", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "Tensor is not built directly; use arraykit.asarray, arraykit.zeros, ..."
+        )
+
+    @classmethod
+    def _make(cls, storage, layout, dtype):
+        t = object.__new__(cls)
+        t._storage = storage
+        t._layout = layout
+        t._dtype = dtype
+        return t
+
+    @classmethod
+    def _from_buffer(cls, buf, layout, device, shared=False):
+        dtype = D.from_numpy(buf.dtype)
+        return cls._make(Storage(buf, dtype, device, shared), layout, dtype)
+
+    def _view(self, layout):
+        return Tensor._make(self._storage, layout, self._dtype)
+
+    # ------------------------------------------------------------------ metadata
+
+    @property
+    def shape(self):
+        """Tuple of dimension sizes."""
+        return self._layout.shape
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self._layout.shape)
+
+    @property
+    def size(self):
+        """Number of elements (array API); see :meth:`numel`."""
+        return math.prod(self._layout.shape)
+
+    def numel(self):
+        """Number of elements."""
+        return math.prod(self._layout.shape)
+
+    def dim(self):
+        """Number of dimensions (PyTorch spelling)."""
+        return len(self._layout.shape)
+
+    @property
+    def dtype(self):
+        """The element dtype."""
+        return self._dtype
+
+    @property
+    def device(self):
+        """The JAX device holding the storage."""
+        return self._storage.device
+
+    @property
+    def layout(self):
+        """The (shape, strides, offset) layout over the storage."""
+        return self._layout
+
+    def stride(self, dim=None):
+        """Strides in elements (all, or of one dimension)."""
+        if dim is None:
+            return self._layout.strides
+        return self._layout.strides[L.normalize_dim(dim, self.ndim)]
+
+    def storage_offset(self):
+        """Offset of the first element into the storage, in elements."""
+        return self._layout.offset
+
+    def untyped_storage(self):
+        """The :class:`Storage` shared by every alias of this tensor."""
+        return self._storage
+
+    storage = untyped_storage
+
+    def element_size(self):
+        """Bytes per element."""
+        return self._dtype.itemsize
+
+    def data_ptr(self):
+        """Address of the first element: storage address plus offset times itemsize."""
+        return self._storage.data_ptr() + self._layout.offset * self._dtype.itemsize
+
+    def is_contiguous(self, memory_format=contiguous_format):
+        """Whether the layout is dense in C order (or channels-last order)."""
+        if memory_format == channels_last or memory_format == channels_last_3d:
+            return L.is_channels_last_contiguous(self._layout)
+        return L.is_contiguous(self._layout)
+
+    # ------------------------------------------------------------------ copies
+
+    def _dense_copy(self, strides):
+        """A new tensor with the given dense ``strides`` holding this tensor's values."""
+        order = sorted(range(self.ndim), key=lambda d: -strides[d])
+        flat = apply(_permuted_flat, (self,), (tuple(order),))
+        return Tensor._make(flat._storage, L.Layout(self.shape, strides, 0), self._dtype)
+
+    def contiguous(self, memory_format=contiguous_format):
+        """Self when already contiguous in ``memory_format``, else a dense copy."""
+        if self.is_contiguous(memory_format):
+            return self
+        return self.clone(memory_format)
+
+    def clone(self, memory_format=preserve_format):
+        """A copy in a new storage; dense layouts keep their strides (PyTorch)."""
+        lay = self._layout
+        if memory_format in (channels_last, channels_last_3d):
+            return self._dense_copy(L.channels_last_strides(self.shape))
+        if memory_format == preserve_format and L.is_dense(lay) and not L.is_contiguous(lay):
+            lo, hi = L.extent(lay)
+            span = self._view(L.Layout((hi - lo + 1,), (1,), lo))
+            flat = apply(_identity, (span,))
+            return Tensor._make(
+                flat._storage, L.Layout(lay.shape, lay.strides, lay.offset - lo), self._dtype
+            )
+        return apply(_identity, (self,))
+
+    def numpy(self):
+        """The values as a new, writable NumPy array (a snapshot, not an alias)."""
+        return np.array(self._host_values())
+
+    def _host_values(self):
+        lay = self._layout
+        st = self._storage
+        if L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size():
+            return np.asarray(st.export()).reshape(lay.shape)
+        return np.asarray(apply(_identity, (self,))._storage.export()).reshape(lay.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("arraykit tensors cannot be exported to NumPy without a copy")
+        values = self._host_values()
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        return np.array(values) if copy else values
+
+    def tolist(self):
+        """Nested Python lists of the values."""
+        return self.numpy().tolist()
+
+    def item(self):
+        """The single value of a one-element tensor as a Python scalar."""
+        if self.size != 1:
+            raise ValueError(
+                f"a Tensor with {self.size} elements cannot be converted to a scalar"
+            )
+        return self.numpy().reshape(()).item()
+
+    def __repr__(self):
+        if isinstance(self._storage._buffer, jax.core.Tracer):
+            return f"tensor(<traced>, shape={self.shape}, dtype={self._dtype})"
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        return f"tensor({body}, dtype={self._dtype})"
+
+    __str__ = __repr__
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, *shape):
+        """Same storage, new shape (PyTorch's rule; raises when only reshape works)."""
+        return self._view(L.view(self._layout, _dims(shape)))
+
+    def reshape(self, *shape):
+        """A view when the layout allows one, otherwise a contiguous copy."""
+        shape = _dims(shape)
+        lay = L.try_view(self._layout, shape)
+        if lay is not None:
+            return self._view(lay)
+        return self.contiguous()._view(L.view(L.contiguous(self.shape), shape))
+
+    def permute(self, *dims):
+        """Reorder dimensions (view)."""
+        return self._view(L.permute(self._layout, _dims(dims)))
+
+    def transpose(self, dim0, dim1):
+        """Swap two dimensions (view)."""
+        return self._view(L.transpose(self._layout, dim0, dim1))
+
+    def t(self):
+        """Transpose a tensor of at most 2 dimensions (view)."""
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}")
+        return self._view(L.reverse_dims(self._layout))
+
+    @property
+    def T(self):
+        """Transpose of a 2-D tensor (view)."""
+        if self.ndim != 2:
+            raise ValueError(f".T requires a 2-D tensor, got {self.ndim}-D; use .mT or permute")
+        return self._view(L.reverse_dims(self._layout))
+
+    @property
+    def mT(self):
+        """Transpose of the last two dimensions (view)."""
+        return self._view(L.matrix_transpose(self._layout))
+
+    def select(self, dim, index):
+        """Drop ``dim`` at position ``index`` (view)."""
+        return self._view(L.select(self._layout, dim, index))
+
+    def narrow(self, dim, start, length):
+        """``length`` elements along ``dim`` from ``start`` (view)."""
+        return self._view(L.narrow(self._layout, dim, start, length))
+
+    def expand(self, *sizes):
+        """Broadcast size-1 dims to ``sizes`` with stride 0 (view; -1 keeps a size)."""
+        return self._view(L.expand(self._layout, _dims(sizes)))
+
+    def expand_as(self, other):
+        """Expand to ``other``'s shape (view)."""
+        return self.expand(other.shape)
+
+    def broadcast_to(self, shape):
+        """NumPy broadcast to ``shape`` (view)."""
+        return self._view(L.broadcast_to(self._layout, tuple(shape)))
+
+    def squeeze(self, dim=None):
+        """Remove size-1 dims (all, or the named ones that have size 1) (view)."""
+        return self._view(L.squeeze(self._layout, dim, strict=False))
+
+    def unsqueeze(self, dim):
+        """Insert a size-1 dim at ``dim`` (view)."""
+        return self._view(L.unsqueeze(self._layout, dim))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Merge dims ``start_dim..end_dim`` (view when possible, else copy)."""
+        return self.reshape(L.flatten(self._layout, start_dim, end_dim))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The diagonal of ``dim1``/``dim2``, appended as the last dim (view)."""
+        return self._view(L.diagonal(self._layout, offset, dim1, dim2))
+
+    def flip(self, *dims):
+        """Reverse the order along ``dims`` (a view with negative strides)."""
+        return self._view(L.flip(self._layout, _dims(dims)))
+
+    def unfold(self, dimension, size, step):
+        """Sliding windows along ``dimension`` (view; windows may overlap)."""
+        return self._view(L.unfold(self._layout, dimension, size, step))
+
+    def as_strided(self, size, stride, storage_offset=None):
+        """Arbitrary view of the storage, checked to stay within it."""
+        offset = self._layout.offset if storage_offset is None else storage_offset
+        return self._view(L.as_strided(size, stride, offset, self._storage.size()))
+
+    # ------------------------------------------------------------------ indexing
+
+    def __getitem__(self, key):
+        if K.is_basic(key):
+            return self._view(L.index(self._layout, K.basic_key(key)))
+        p = self._plan(key)
+        return apply(K.gather, (self,) + p.operands, (p.structure, p.result_shape is not None))
+
+    def _plan(self, key):
+        if isinstance(self._storage._buffer, jax.core.Tracer) or _has_traced(key):
+            return K.traced_plan(key)
+        p = K.plan(self.shape, key)
+        p.operands = tuple(_index_tensor(a, self.device) for a in p.operands)
+        return p
+
+    def __setitem__(self, key, value):
+        if K.is_basic(key):
+            target = self._view(L.index(self._layout, K.basic_key(key)))
+            target._write(value)
+            return
+        value = _coerce_value(value, self)
+        mask = _single_mask(key)
+        if mask is not None and value.size == 1 and mask.ndim <= self.ndim:
+            if mask.shape != self.shape[: mask.ndim]:
+                raise IndexError(
+                    f"boolean index of shape {mask.shape} does not match the indexed "
+                    f"tensor of shape {self.shape}"
+                )
+            value = value.reshape(())
+            apply_inplace(K.mask_where, self, (mask, value))
+            return
+        p = self._plan(key)
+        if p.result_shape is not None:
+            L.broadcast_to(value._layout, p.result_shape)
+        apply_inplace(K.scatter, self, p.operands + (value,), (p.structure, p.result_shape is not None))
+
+    def _write(self, value):
+        """Store ``value`` (tensor, array-like or scalar) broadcast into this view."""
+        value = _coerce_value(value, self)
+        L.broadcast_to(value._layout, self.shape)
+        apply_inplace(_assign, self, (value,))
+        return self
+
+    # ------------------------------------------------------------------ in-place
+
+    def copy_(self, src):
+        """Copy ``src`` (broadcast) into this tensor in place."""
+        return self._write(src)
+
+    def fill_(self, value):
+        """Fill with a scalar in place."""
+        return self._write(value)
+
+    def zero_(self):
+        """Fill with zeros in place."""
+        return self._write(0)
+
+    def _inplace(self, fn, other, true_division=False):
+        other = _coerce_operand(other, self)
+        result = D.promote(self._dtype, other._dtype)
+        if true_division and result.kind in ("bool", "int", "uint"):
+            result = D.DEFAULT_FLOAT
+        _check_writable_dtype(result, self._dtype)
+        L.broadcast_to(L.contiguous(L.broadcast_shapes(self.shape, other.shape)), self.shape)
+        return apply_inplace(fn, self, (other,), (result.np,))
+
+    def add_(self, other, alpha=1):
+        """``self += alpha * other`` in place."""
+        if alpha != 1:
+            other = other * alpha
+        return self._inplace(_ops.add, other)
+
+    def sub_(self, other, alpha=1):
+        """``self -= alpha * other`` in place."""
+        if alpha != 1:
+            other = other * alpha
+        return self._inplace(_ops.subtract, other)
+
+    def mul_(self, other):
+        """``self *= other`` in place."""
+        return self._inplace(_ops.multiply, other)
+
+    def div_(self, other):
+        """``self /= other`` in place (true division)."""
+        return self._inplace(_ops.divide, other, true_division=True)
+
+    def clamp_(self, min=None, max=None):
+        """Clamp values into ``[min, max]`` in place."""
+        if min is not None:
+            self._inplace(_ops.maximum, min)
+        if max is not None:
+            self._inplace(_ops.minimum, max)
+        return self
+
+    def masked_fill_(self, mask, value):
+        """Write ``value`` where the (broadcast) boolean ``mask`` is true, in place."""
+        mask = _coerce_operand(mask, self)
+        if mask._dtype is not D.bool_:
+            raise TypeError(f"masked_fill_ expects a bool mask, got {mask._dtype}")
+        L.broadcast_to(mask._layout, self.shape)
+        value = _coerce_value(value, self)
+        if value.ndim != 0:
+            raise ValueError(
+                f"masked_fill_ only supports a 0-dimensional value, got shape {value.shape}"
+            )
+        apply_inplace(_ops.where_fill, self, (mask, value))
+        return self
+
+    def index_fill_(self, dim, index, value):
+        """Fill the positions ``index`` along ``dim`` with ``value``, in place."""
+        dim = L.normalize_dim(dim, self.ndim)
+        key = (slice(None),) * dim + (index,)
+        self[key] = value
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(_ops.add, other)
+
+    def __isub__(self, other):
+        return self._inplace(_ops.subtract, other)
+
+    def __imul__(self, other):
+        return self._inplace(_ops.multiply, other)
+
+    def __itruediv__(self, other):
+        return self._inplace(_ops.divide, other, true_division=True)
+
+    # ------------------------------------------------------------------ operators
+
+    def __add__(self, other):
+        return _ew.add(self, other)
+
+    def __radd__(self, other):
+        return _ew.add(other, self)
+
+    def __sub__(self, other):
+        return _ew.subtract(self, other)
+
+    def __rsub__(self, other):
+        return _ew.subtract(other, self)
+
+    def __mul__(self, other):
+        return _ew.multiply(self, other)
+
+    def __rmul__(self, other):
+        return _ew.multiply(other, self)
+
+    def __truediv__(self, other):
+        return _ew.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _ew.divide(other, self)
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        """Sum over ``axis`` (see :func:`arraykit.sum`)."""
+        return _stat.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    # ------------------------------------------------------------------ misc
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self):
+        return bool(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.kind not in ("int", "uint"):
+            raise TypeError(f"only integer tensors can be used as an index, not {self._dtype}")
+        return operator.index(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+
+def _permuted_flat(x, order):
+    return jax.numpy.transpose(x, order)
+
+
+def _has_traced(key):
+    items = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, Tensor) and isinstance(k._storage._buffer, jax.core.Tracer) for k in items)
+
+
+def _index_tensor(arr, device):
+    return Tensor._from_buffer(jax.device_put(arr.reshape(-1), device), L.contiguous(arr.shape), device)
+
+
+def _single_mask(key):
+    if isinstance(key, Tensor) and key._dtype is D.bool_:
+        return key
+    return None
+
+
+def _check_writable_dtype(value_dtype, target_dtype):
+    """A write may only lose nothing the standard's promotion rules would keep."""
+    if value_dtype is target_dtype:
+        return
+    if D._KIND_RANK[value_dtype.kind] < D._KIND_RANK[target_dtype.kind]:
+        return
+    if D.promote(value_dtype, target_dtype) is target_dtype and (
+        (value_dtype.kind in ("int", "uint")) == (target_dtype.kind in ("int", "uint"))
+        or value_dtype.kind == "bool"
+    ):
+        return
+    raise TypeError(
+        f"cannot write values of dtype {value_dtype} into a tensor of dtype {target_dtype} "
+        "without losing information (array API promotion rules)"
+    )
+
+
+def _scalar_for(value, dtype):
+    """Convert a Python scalar to a 0-d NumPy value of ``dtype`` (OverflowError if it can't hold)."""
+    kind = D.scalar_kind(value)
+    if kind is None:
+        return None
+    if D._KIND_RANK[kind] > D._KIND_RANK[dtype.kind]:
+        raise TypeError(
+            f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
+            f"dtype {dtype}"
+        )
+    if kind == "int" and dtype.kind in ("int", "uint"):
+        return np.asarray(dtype.np.type(value))
+    return np.asarray(value, dtype=dtype.np)
+
+
+def _coerce_value(value, target):
+    """A tensor holding ``value`` (checked to be writable into ``target``'s dtype)."""
+    if isinstance(value, Tensor):
+        check_same_device(value.device, target.device, "write")
+        _check_writable_dtype(value._dtype, target._dtype)
+        return value
+    scalar = _scalar_for(value, target._dtype)
+    if scalar is not None:
+        return _tensor_from_numpy(scalar, target.device)
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"cannot write {type(value).__name__} of dtype {arr.dtype} into a tensor")
+    if isinstance(value, np.ndarray):
+        _check_writable_dtype(D.from_numpy(arr.dtype), target._dtype)
+    else:
+        kind = D.from_numpy(arr.dtype).kind
+        if D._KIND_RANK[kind] > D._KIND_RANK[target._dtype.kind]:
+            raise TypeError(f"cannot write {kind} values into a tensor of dtype {target._dtype}")
+        arr = arr.astype(target._dtype.np)
+    return _tensor_from_numpy(arr, target.device)
+
+
+def _coerce_operand(other, like):
+    """An operand of a binary in-place op as a tensor on ``like``'s device."""
+    if isinstance(other, Tensor):
+        check_same_device(other.device, like.device)
+        return other
+    kind = D.scalar_kind(other)
+    if kind is not None:
+        dtype = D.promote_scalar(like._dtype, other)
+        return _tensor_from_numpy(np.asarray(other, dtype=dtype.np), like.device)
+    return _tensor_from_numpy(np.asarray(other), like.device)
+
+
+def _tensor_from_numpy(arr, device):
+    arr = np.asarray(arr)
+    dtype = D.from_numpy(arr.dtype)
+    buf = jax.device_put(np.ascontiguousarray(arr).reshape(-1), as_device(device))
+    return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
+
+
+def _flatten(t):
+    return (t._storage._buffer,), (t._layout, t._dtype, t._storage.device)
+
+
+def _unflatten(aux, children):
+    layout, dtype, device = aux
+    return Tensor._make(Storage(children[0], dtype, device), layout, dtype)
+
+
+jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)
+
+
+from . import elementwise as _ew  # noqa: E402  (these modules import Tensor)
+from . import statistical as _stat  # noqa: E402
