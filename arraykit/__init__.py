@@ -1,27 +1,33 @@
-"""arraykit: strided tensors with PyTorch's memory model on JAX kernels."""
+"""arraykit: strided tensors with PyTorch's memory model on JAX kernels.
+
+The package is the array API namespace. Each group of the standard lives in its
+own module (``creation``, ``elementwise``, ...) with its own ``__all__``; this file
+assembles them.
+"""
 
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
+from . import creation, elementwise, statistical  # noqa: E402
+from .creation import *  # noqa: E402,F401,F403
 from .dtypes import (  # noqa: E402
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128,
 )
-from .tensor import Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format  # noqa: E402
-from .creation import arange, asarray, empty, from_numpy, full, ones, zeros  # noqa: E402
-from .elementwise import add, divide, maximum, minimum, multiply, subtract  # noqa: E402
-from .statistical import sum  # noqa: E402
+from .elementwise import *  # noqa: E402,F401,F403
+from .kernels.launch import cache_clear, cache_info  # noqa: E402
 from .memory import may_share_memory, shares_memory  # noqa: E402
-from .kernels.launch import cache_info, cache_clear  # noqa: E402
+from .statistical import *  # noqa: E402,F401,F403
+from .tensor import (  # noqa: E402
+    Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
+)
 
-__all__ = [
+_CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float32", "float64", "complex64", "complex128",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
-    "arange", "asarray", "empty", "from_numpy", "full", "ones", "zeros",
-    "add", "divide", "maximum", "minimum", "multiply", "subtract",
-    "sum",
-    "may_share_memory", "shares_memory",
-    "cache_info", "cache_clear",
+    "may_share_memory", "shares_memory", "cache_info", "cache_clear",
 ]
+
+__all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__

@@ -15,6 +15,8 @@ from .storage import Storage
 from .tensor import Tensor
 
 
+__all__ = ["arange", "asarray", "empty", "from_numpy", "full", "ones", "zeros"]
+
 def _shape(shape):
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)

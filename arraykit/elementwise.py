@@ -9,6 +9,8 @@ from .kernels import bodies as B
 from .kernels.launch import apply
 from .tensor import Tensor
 
+__all__ = ["add", "divide", "maximum", "minimum", "multiply", "subtract"]
+
 _PROMOTE = D._PROMOTION
 
 

@@ -9,6 +9,8 @@ from . import layout as L
 from .kernels.launch import apply
 
 
+__all__ = ["sum"]
+
 def _axes(axis, ndim):
     if axis is None:
         return None
