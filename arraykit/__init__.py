@@ -19,6 +19,9 @@ from .elementwise import *  # noqa: E402,F401,F403
 from .kernels.launch import cache_clear, cache_info  # noqa: E402
 from .memory import may_share_memory, shares_memory  # noqa: E402
 from .statistical import *  # noqa: E402,F401,F403
+from . import manipulation, utility  # noqa: E402
+from .manipulation import *  # noqa: E402,F401,F403
+from .utility import *  # noqa: E402,F401,F403
 from .tensor import (  # noqa: E402
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
@@ -30,4 +33,4 @@ _CORE = [
     "may_share_memory", "shares_memory", "cache_info", "cache_clear",
 ]
 
-__all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__
+__all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__ + manipulation.__all__ + utility.__all__

@@ -1,0 +1,97 @@
+"""Utility functions of the array API: ``all``, ``any`` and ``diff``."""
+
+from __future__ import annotations
+
+import operator
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from . import dtypes as D
+from . import layout as L
+from .creation import from_numpy
+from .devices import check_same_device
+from .kernels.launch import apply
+from .manipulation import _axes, _axis, _tensor
+from .tensor import Tensor
+
+__all__ = ["all", "any", "diff"]
+
+
+def _truth(x):
+    return x if x.dtype == jnp.bool_ else x != 0
+
+
+def _all(x, axis, keepdims):
+    return jnp.all(_truth(x), axis=axis, keepdims=keepdims)
+
+
+def _any(x, axis, keepdims):
+    return jnp.any(_truth(x), axis=axis, keepdims=keepdims)
+
+
+def all(x, /, *, axis=None, keepdims=False):
+    """Whether every element along ``axis`` (all axes by default) is nonzero; True if empty."""
+    _tensor(x, "all")
+    return apply(_all, (x,), (_axes(axis, x.ndim), bool(keepdims)))
+
+
+def any(x, /, *, axis=None, keepdims=False):
+    """Whether some element along ``axis`` (all axes by default) is nonzero; False if empty."""
+    _tensor(x, "any")
+    return apply(_any, (x,), (_axes(axis, x.ndim), bool(keepdims)))
+
+
+def _diff(*args):
+    *parts, axis, n, dtype = args
+    a = parts[0].astype(dtype) if len(parts) == 1 else jnp.concatenate(
+        [p.astype(dtype) for p in parts], axis=axis
+    )
+    for _ in range(min(n, a.shape[axis])):
+        hi = lax.slice_in_dim(a, 1, None, axis=axis)
+        lo = lax.slice_in_dim(a, 0, a.shape[axis] - 1, axis=axis)
+        a = hi != lo if a.dtype == jnp.bool_ else hi - lo
+    return a
+
+
+def _edge(value, x, axis, name):
+    """``prepend``/``append`` as a tensor shaped like ``x`` except along ``axis``."""
+    if not isinstance(value, Tensor):
+        if D.scalar_kind(value) is None:
+            raise TypeError(f"diff: {name} must be an array or a Python scalar, got {type(value).__name__}")
+        dtype = D.promote_scalar(x._dtype, value)
+        value = from_numpy(np.asarray(value, dtype=dtype.np), device=x.device)
+    check_same_device(x.device, value.device, "diff")
+    shape = x.shape[:axis] + (1,) + x.shape[axis + 1:]
+    if value.ndim == 0:
+        return value._view(L.broadcast_to(value._layout, shape))
+    if value.ndim != x.ndim or value.shape[:axis] + value.shape[axis + 1:] != shape[:axis] + shape[axis + 1:]:
+        raise ValueError(
+            f"diff: {name} of shape {value.shape} must match the shape {x.shape} of x "
+            f"except along axis {axis}"
+        )
+    return value
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``axis``, after joining ``prepend``/``append``.
+
+    Boolean inputs give ``x[i+1] != x[i]`` (as NumPy); mixed dtypes are promoted.
+    """
+    _tensor(x, "diff")
+    if x.ndim == 0:
+        raise ValueError("diff needs an array of at least one dimension, got a 0-d array")
+    axis = _axis(axis, x.ndim)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: order n must be non-negative, got {n}")
+    parts = [x]
+    dtype = x._dtype
+    if prepend is not None:
+        parts.insert(0, _edge(prepend, x, axis, "prepend"))
+        dtype = D.promote(dtype, parts[0]._dtype)
+    if append is not None:
+        parts.append(_edge(append, x, axis, "append"))
+        dtype = D.promote(dtype, parts[-1]._dtype)
+    return apply(_diff, tuple(parts), (axis, n, dtype.np))
