@@ -22,6 +22,11 @@ from .statistical import *  # noqa: E402,F401,F403
 from . import manipulation, utility  # noqa: E402
 from .manipulation import *  # noqa: E402,F401,F403
 from .utility import *  # noqa: E402,F401,F403
+from . import indexing, searching, set_functions, sorting  # noqa: E402
+from .indexing import *  # noqa: E402,F401,F403
+from .searching import *  # noqa: E402,F401,F403
+from .set_functions import *  # noqa: E402,F401,F403
+from .sorting import *  # noqa: E402,F401,F403
 from .tensor import (  # noqa: E402
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
@@ -34,3 +39,4 @@ _CORE = [
 ]
 
 __all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__ + manipulation.__all__ + utility.__all__
+__all__ += indexing.__all__ + searching.__all__ + set_functions.__all__ + sorting.__all__

@@ -1,27 +1,47 @@
-"""Statistical functions of the array API (reductions)."""
+"""Statistical functions of the array API (reductions and cumulative reductions).
+
+Accumulating functions (``sum``, ``prod``, ``cumulative_sum``, ``cumulative_prod``)
+promote booleans and integers narrower than 64 bits to ``int64`` / ``uint64``
+unless ``dtype=`` says otherwise (the input is cast before accumulating).
+``mean``, ``var`` and ``std`` of integers return the default floating dtype and
+compute in ``float64``; of complex inputs, ``var``/``std`` return the real dtype
+(NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy).
+"""
 
 from __future__ import annotations
+
+import math
 
 import jax.numpy as jnp
 
 from . import dtypes as D
 from . import layout as L
 from .kernels.launch import apply
+from .tensor import Tensor
+
+__all__ = [
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+]
+
+_INTEGRAL = ("bool", "int", "uint")
 
 
-__all__ = ["sum"]
+def _tensor(x, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}() expects an arraykit Tensor, got {type(x).__name__}")
+    return x
+
 
 def _axes(axis, ndim):
+    """Reduced axes as a sorted tuple (a 0-d tensor accepts axis 0/-1 and reduces nothing)."""
     if axis is None:
-        return None
-    return L.normalize_dims(axis, ndim, "axis")
+        return tuple(range(ndim))
+    axes = L.normalize_dims(axis, ndim, "axis")
+    return tuple(sorted(axes)) if ndim else ()
 
 
-def _sum(x, axis, keepdims, np_dtype):
-    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=np_dtype)
-
-
-def _sum_dtype(dtype):
+def _accumulation_dtype(dtype):
+    """Default result dtype of sum/prod/cumulative_*: narrow integers widen to 64 bits."""
     if dtype.kind == "bool" or dtype.kind == "int":
         return D.int64
     if dtype.kind == "uint":
@@ -29,7 +49,181 @@ def _sum_dtype(dtype):
     return dtype
 
 
+def _result_dtype(x, dtype):
+    return _accumulation_dtype(x._dtype) if dtype is None else D.as_dtype(dtype)
+
+
+def _check_nonempty(x, axes, name):
+    shape = x._layout.shape
+    for a in axes:
+        if shape[a] == 0:
+            raise ValueError(
+                f"{name}() of a zero-size reduction: axis {a} of the input of shape "
+                f"{shape} is empty and the operation has no identity"
+            )
+
+
+def _check_ordered(dtype, name):
+    if dtype.kind == "complex":
+        raise TypeError(
+            f"{name}() is not defined for complex inputs ({dtype}): the array API "
+            "standard leaves the ordering of complex numbers unspecified"
+        )
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _sum(x, axes, keepdims, np_dtype):
+    return jnp.sum(x.astype(np_dtype), axis=axes, keepdims=keepdims)
+
+
+def _prod(x, axes, keepdims, np_dtype):
+    return jnp.prod(x.astype(np_dtype), axis=axes, keepdims=keepdims)
+
+
+def _max(x, axes, keepdims):
+    return jnp.max(x, axis=axes, keepdims=keepdims)
+
+
+def _min(x, axes, keepdims):
+    return jnp.min(x, axis=axes, keepdims=keepdims)
+
+
+def _mean(x, axes, keepdims, compute, out):
+    return jnp.mean(x.astype(compute), axis=axes, keepdims=keepdims).astype(out)
+
+
+def _var(x, axes, keepdims, compute, out, divisor, root):
+    x = x.astype(compute)
+    d = x - jnp.mean(x, axis=axes, keepdims=True)
+    sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
+    s = jnp.sum(sq, axis=axes, keepdims=keepdims)
+    v = s / divisor if divisor > 0 else jnp.full_like(s, jnp.nan)
+    return (jnp.sqrt(v) if root else v).astype(out)
+
+
+def _pad_initial(y, axis, value):
+    pad = [(0, 0)] * y.ndim
+    pad[axis] = (1, 0)
+    return jnp.pad(y, pad, constant_values=value)
+
+
+def _cumsum(x, axis, include_initial, np_dtype):
+    y = jnp.cumsum(x.astype(np_dtype), axis=axis)
+    return _pad_initial(y, axis, 0) if include_initial else y
+
+
+def _cumprod(x, axis, include_initial, np_dtype):
+    y = jnp.cumprod(x.astype(np_dtype), axis=axis)
+    return _pad_initial(y, axis, 1) if include_initial else y
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
-    """Sum over ``axis`` (all axes by default); integers accumulate in 64 bits."""
-    dtype = _sum_dtype(x.dtype) if dtype is None else D.as_dtype(dtype)
+    """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
+    _tensor(x, "sum")
+    dtype = _result_dtype(x, dtype)
     return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
+    _tensor(x, "prod")
+    dtype = _result_dtype(x, dtype)
+    return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
+
+
+def max(x, /, *, axis=None, keepdims=False):
+    """Maximum over ``axis``; NaNs propagate; ValueError over zero elements."""
+    _tensor(x, "max")
+    _check_ordered(x._dtype, "max")
+    axes = _axes(axis, x.ndim)
+    _check_nonempty(x, axes, "max")
+    return apply(_max, (x,), (axes, bool(keepdims)))
+
+
+def min(x, /, *, axis=None, keepdims=False):
+    """Minimum over ``axis``; NaNs propagate; ValueError over zero elements."""
+    _tensor(x, "min")
+    _check_ordered(x._dtype, "min")
+    axes = _axes(axis, x.ndim)
+    _check_nonempty(x, axes, "min")
+    return apply(_min, (x,), (axes, bool(keepdims)))
+
+
+def _float_dtypes(x, name):
+    """(compute dtype, result dtype) of mean/var/std for ``x``."""
+    kind = x._dtype.kind
+    if kind in _INTEGRAL:
+        return D.float64, D.DEFAULT_FLOAT
+    if kind not in ("float", "complex"):
+        raise TypeError(f"{name}() expects a numeric tensor, got {x._dtype}")
+    return x._dtype, x._dtype
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """Arithmetic mean over ``axis`` (NaN over zero elements).
+
+    Integer and boolean inputs give the default floating dtype.
+    """
+    _tensor(x, "mean")
+    compute, out = _float_dtypes(x, "mean")
+    return apply(_mean, (x,), (_axes(axis, x.ndim), bool(keepdims), compute.np, out.np))
+
+
+def _moment(x, axis, correction, keepdims, root, name):
+    _tensor(x, name)
+    compute, out = _float_dtypes(x, name)
+    out = D.real_dtype(out)
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"{name}() correction must be an int or float, got {correction!r}")
+    axes = _axes(axis, x.ndim)
+    shape = x._layout.shape
+    divisor = math.prod(shape[a] for a in axes) - correction
+    return apply(
+        _var, (x,), (axes, bool(keepdims), compute.np, out.np, float(divisor), root)
+    )
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Variance over ``axis`` with divisor ``M - correction`` (NaN when that is <= 0)."""
+    return _moment(x, axis, correction, keepdims, False, "var")
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Standard deviation over ``axis`` with divisor ``M - correction`` (NaN when <= 0)."""
+    return _moment(x, axis, correction, keepdims, True, "std")
+
+
+# ----------------------------------------------------------------------------- cumulative
+
+
+def _cumulative(body, x, axis, dtype, include_initial, name):
+    _tensor(x, name)
+    ndim = x.ndim
+    if ndim == 0:
+        x = x.reshape(1)
+        axis = 0
+    elif axis is None:
+        if ndim != 1:
+            raise ValueError(
+                f"{name}() needs an axis for a tensor of {ndim} dimensions (shape {x.shape})"
+            )
+        axis = 0
+    else:
+        axis = L.normalize_dim(axis, ndim, "axis")
+    dtype = _result_dtype(x, dtype)
+    return apply(body, (x,), (axis, bool(include_initial), dtype.np))
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along ``axis`` (optional for 1-D), optionally starting with 0."""
+    return _cumulative(_cumsum, x, axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along ``axis`` (optional for 1-D), optionally starting with 1."""
+    return _cumulative(_cumprod, x, axis, dtype, include_initial, "cumulative_prod")

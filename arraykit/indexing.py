@@ -1,0 +1,120 @@
+"""Indexing functions of the array API: take and take_along_axis.
+
+Negative indices count from the end. Eagerly, out-of-range indices raise
+``IndexError`` naming the index and the axis size: the gather kernel also returns
+the smallest and largest index, and one host synchronisation checks them (JAX
+itself would clamp silently). Under a JAX trace no check is possible; out-of-range
+positions are filled (NaN for floating dtypes, the dtype's minimum for integers,
+``True`` for booleans).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import layout as L
+from .devices import check_same_device
+from .kernels.launch import apply
+from .statistical import _tensor
+
+__all__ = ["take", "take_along_axis"]
+
+
+def _traced(*ts):
+    return any(isinstance(t._storage._buffer, jax.core.Tracer) for t in ts)
+
+
+def _bounds(idx):
+    return jnp.stack([jnp.min(idx), jnp.max(idx)])
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _take(x, idx, axis, checked):
+    mode = "promise_in_bounds" if checked else "fill"
+    out = x.at[(slice(None),) * axis + (idx,)].get(mode=mode)
+    return (out, _bounds(idx)) if checked else out
+
+
+def _take_along(x, idx, axis, shape, checked):
+    x = jnp.broadcast_to(x, shape[:axis] + x.shape[axis:axis + 1] + shape[axis + 1:])
+    idx = jnp.broadcast_to(idx, shape)
+    mode = "clip" if checked else "fill"
+    out = jnp.take_along_axis(x, idx, axis=axis, mode=mode)
+    return (out, _bounds(idx)) if checked else out
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+def _check_indices(indices, x, name):
+    _tensor(indices, name)
+    if indices.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{name}() indices must have an integer dtype, got {indices.dtype}")
+    check_same_device(x.device, indices.device, name)
+
+
+def _gather(body, x, indices, axis, static, name):
+    """Run ``body`` checked (eager) or filling (traced) and raise on bad indices."""
+    size = x.shape[axis]
+    if size == 0 and indices.size:
+        raise IndexError(f"{name}(): cannot take indices from axis {axis} with size 0")
+    if indices.size == 0 or _traced(x, indices):
+        return apply(body, (x, indices), (axis,) + static + (False,))
+    out, bounds = apply(body, (x, indices), (axis,) + static + (True,), multiple=True)
+    lo, hi = bounds.tolist()
+    if lo < -size or hi >= size:
+        bad = lo if lo < -size else hi
+        raise IndexError(
+            f"{name}(): index {bad} is out of bounds for axis {axis} with size {size}"
+        )
+    return out
+
+
+def take(x, indices, /, *, axis=None):
+    """Elements of ``x`` at the 1-D integer ``indices`` along ``axis``.
+
+    ``axis`` may be omitted for a tensor of at most one dimension.
+    """
+    _tensor(x, "take")
+    _check_indices(indices, x, "take")
+    if indices.ndim != 1:
+        raise ValueError(f"take() expects 1-D indices, got shape {indices.shape}")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                f"take() needs an axis for a tensor of {x.ndim} dimensions (shape {x.shape})"
+            )
+        axis = 0
+    else:
+        axis = L.normalize_dim(axis, x.ndim, "axis")
+    if x.ndim == 0:
+        x = x.reshape(1)
+    return _gather(_take, x, indices, axis, (), "take")
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """Elements of ``x`` at ``indices`` along ``axis``; other axes broadcast together."""
+    _tensor(x, "take_along_axis")
+    _check_indices(indices, x, "take_along_axis")
+    if x.ndim == 0:
+        raise ValueError("take_along_axis() needs a tensor with at least one dimension")
+    if indices.ndim != x.ndim:
+        raise ValueError(
+            f"take_along_axis() indices of shape {indices.shape} must have as many "
+            f"dimensions as x of shape {x.shape}"
+        )
+    axis = L.normalize_dim(axis, x.ndim, "axis")
+    xs = x.shape[:axis] + (1,) + x.shape[axis + 1:]
+    js = indices.shape[:axis] + (1,) + indices.shape[axis + 1:]
+    try:
+        shape = list(L.broadcast_shapes(xs, js))
+    except ValueError:
+        raise ValueError(
+            f"take_along_axis(): x of shape {x.shape} and indices of shape {indices.shape} "
+            f"do not broadcast outside axis {axis}"
+        ) from None
+    shape[axis] = indices.shape[axis]
+    return _gather(_take_along, x, indices, axis, (tuple(shape),), "take_along_axis")

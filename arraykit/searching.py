@@ -1,0 +1,174 @@
+"""Searching functions of the array API: argmax, argmin, count_nonzero, nonzero,
+searchsorted and where.
+
+``nonzero`` has a data-dependent shape: one kernel counts the non-zero elements,
+the count is synchronised to the host once, and a second kernel with that static
+size produces the indices (so it cannot run under a JAX trace). Every index result
+has the default index dtype ``int64``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import dtypes as D
+from . import layout as L
+from .devices import check_same_device
+from .elementwise import _operands
+from .kernels.launch import apply
+from .statistical import _axes, _check_nonempty, _check_ordered, _tensor
+from .tensor import Tensor
+
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
+
+_INDEX = np.dtype(np.int64)
+
+
+def _traced(t):
+    return isinstance(t._storage._buffer, jax.core.Tracer)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _argmax(x, axis, keepdims):
+    return jnp.argmax(x, axis=axis, keepdims=keepdims).astype(_INDEX)
+
+
+def _argmin(x, axis, keepdims):
+    return jnp.argmin(x, axis=axis, keepdims=keepdims).astype(_INDEX)
+
+
+def _count_nonzero(x, axes, keepdims):
+    return jnp.sum(x != 0, axis=axes, keepdims=keepdims, dtype=_INDEX)
+
+
+def _nonzero(x, size):
+    return jnp.nonzero(x, size=size)
+
+
+def _where(c, a, b, np_dtype):
+    return jnp.where(c.astype(bool), a.astype(np_dtype), b.astype(np_dtype))
+
+
+def _searchsorted(a, v, side, np_dtype):
+    return jnp.searchsorted(a.astype(np_dtype), v.astype(np_dtype), side=side).astype(_INDEX)
+
+
+def _searchsorted_sorter(a, v, sorter, side, np_dtype):
+    a = jnp.take(a, sorter, mode="fill").astype(np_dtype)
+    return jnp.searchsorted(a, v.astype(np_dtype), side=side).astype(_INDEX)
+
+
+def _searchsorted_sorter_checked(a, v, sorter, side, np_dtype):
+    out = _searchsorted_sorter(a, v, sorter, side, np_dtype)
+    return out, jnp.stack([jnp.min(sorter), jnp.max(sorter)])
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+def _arg_reduce(body, x, axis, keepdims, name):
+    _tensor(x, name)
+    _check_ordered(x._dtype, name)
+    ndim = x.ndim
+    if axis is None:
+        if x.size == 0:
+            raise ValueError(f"{name}() of an empty tensor (shape {x.shape})")
+        return apply(body, (x,), (None, bool(keepdims)))
+    axis = L.normalize_dim(axis, ndim, "axis")
+    if ndim == 0:
+        return apply(body, (x,), (None, False))
+    _check_nonempty(x, (axis,), name)
+    return apply(body, (x,), (axis, bool(keepdims)))
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    """Index of the first maximum along ``axis`` (of the flattened tensor by default)."""
+    return _arg_reduce(_argmax, x, axis, keepdims, "argmax")
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    """Index of the first minimum along ``axis`` (of the flattened tensor by default)."""
+    return _arg_reduce(_argmin, x, axis, keepdims, "argmin")
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False):
+    """Number of non-zero (for bool: true) elements over ``axis``."""
+    _tensor(x, "count_nonzero")
+    return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
+
+
+def nonzero(x, /):
+    """Indices of the non-zero elements, one index tensor per dimension (C order)."""
+    _tensor(x, "nonzero")
+    if x.ndim == 0:
+        raise ValueError("nonzero() needs a tensor with at least one dimension, got a 0-d tensor")
+    if _traced(x):
+        raise TypeError(
+            "nonzero() has a data-dependent output shape and cannot run under a JAX "
+            "trace; use arraykit.where or a mask multiply instead"
+        )
+    count = int(apply(_count_nonzero, (x,), (tuple(range(x.ndim)), False)).item())
+    return tuple(apply(_nonzero, (x,), (count,), multiple=True))
+
+
+def where(condition, x1, x2, /):
+    """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast).
+
+    ``x1`` and ``x2`` may be Python scalars (not both); the result dtype follows the
+    standard's promotion rules. A non-boolean ``condition`` is tested for non-zero.
+    """
+    _tensor(condition, "where")
+    a, b, dtype = _operands(x1, x2)
+    for t in (a, b):
+        if isinstance(t, Tensor):
+            check_same_device(condition.device, t.device, "where")
+    L.broadcast_shapes(condition.shape, np.shape(a), np.shape(b))
+    return apply(_where, (condition, a, b), (dtype.np,))
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """Insertion indices of ``x2`` into the ascending 1-D ``x1`` (or ``x1[sorter]``).
+
+    NaNs sort last, consistent with :func:`arraykit.sort`. ``sorter`` entries outside
+    ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy).
+    """
+    _tensor(x1, "searchsorted")
+    if x1.ndim != 1:
+        raise ValueError(f"searchsorted() expects a 1-D x1, got shape {x1.shape}")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted() side must be 'left' or 'right', got {side!r}")
+    _check_ordered(x1._dtype, "searchsorted")
+    if isinstance(x2, Tensor):
+        check_same_device(x1.device, x2.device, "searchsorted")
+        _check_ordered(x2._dtype, "searchsorted")
+        dtype = D.promote(x1.dtype, x2.dtype)
+    else:
+        dtype = D.promote_scalar(x1.dtype, x2)
+        _check_ordered(dtype, "searchsorted")
+        x2 = dtype.np.type(x2)
+    if sorter is None:
+        return apply(_searchsorted, (x1, x2), (side, dtype.np))
+    _tensor(sorter, "searchsorted")
+    if sorter.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"searchsorted() sorter must have an integer dtype, got {sorter.dtype}")
+    if sorter.shape != x1.shape:
+        raise ValueError(
+            f"searchsorted() sorter of shape {sorter.shape} does not match x1 of shape {x1.shape}"
+        )
+    check_same_device(x1.device, sorter.device, "searchsorted")
+    if x1.size == 0 or _traced(x1) or _traced(sorter):
+        return apply(_searchsorted_sorter, (x1, x2, sorter), (side, dtype.np))
+    out, bounds = apply(
+        _searchsorted_sorter_checked, (x1, x2, sorter), (side, dtype.np), multiple=True
+    )
+    lo, hi = bounds.tolist()
+    if lo < 0 or hi >= x1.size:
+        bad = lo if lo < 0 else hi
+        raise ValueError(
+            f"searchsorted() sorter index {bad} is out of range for x1 of size {x1.size}"
+        )
+    return out

@@ -1,0 +1,132 @@
+"""Set functions of the array API: isin and the unique_* family.
+
+The unique functions have data-dependent shapes. A first kernel sorts the
+flattened input (stable) and marks where each run of equal values starts; the
+number of distinct values is synchronised to the host once; a second kernel with
+that static size gathers values, first-occurrence indices, inverse indices and
+counts. Uniqueness follows value equality: every NaN is distinct, ``-0.0`` and
+``0.0`` are one value. Values come out in ascending order (NaNs last).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import dtypes as D
+from .devices import check_same_device
+from .kernels.launch import apply
+from .statistical import _tensor
+from .tensor import Tensor
+
+__all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+_INDEX = np.dtype(np.int64)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _runs(x):
+    """Sorted flat values, the sorting permutation, run starts and the run count."""
+    flat = x.reshape(-1)
+    perm = jnp.argsort(flat, stable=True)
+    s = flat[perm]
+    first = jnp.ones((min(flat.shape[0], 1),), dtype=bool)
+    starts = jnp.concatenate([first, s[1:] != s[:-1]])
+    return s, perm.astype(_INDEX), starts, jnp.sum(starts, dtype=_INDEX)
+
+
+def _unique(s, perm, starts, size, shape, what):
+    pos = jnp.nonzero(starts, size=size)[0]
+    values = s[pos]
+    if what == "values":
+        return (values,)
+    n = s.shape[0]
+    group = jnp.cumsum(starts, dtype=_INDEX) - 1
+    counts = jnp.diff(jnp.concatenate([pos, jnp.full((1,), n, pos.dtype)])).astype(_INDEX)
+    if what == "counts":
+        return values, counts
+    inverse = jnp.zeros((n,), _INDEX).at[perm].set(group).reshape(shape)
+    if what == "inverse":
+        return values, inverse
+    indices = jax.ops.segment_min(perm, group, num_segments=size)
+    return values, indices, inverse, counts
+
+
+def _isin(a, b, invert, np_dtype):
+    a = a.astype(np_dtype)
+    b = jnp.sort(b.reshape(-1).astype(np_dtype))
+    if b.shape[0] == 0:
+        found = jnp.zeros(a.shape, bool)
+    else:
+        idx = jnp.searchsorted(b, a)
+        found = (idx < b.shape[0]) & (b[jnp.minimum(idx, b.shape[0] - 1)] == a)
+    return ~found if invert else found
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+def _unique_parts(x, what, name):
+    _tensor(x, name)
+    if isinstance(x._storage._buffer, jax.core.Tracer):
+        raise TypeError(
+            f"{name}() has a data-dependent output shape and cannot run under a JAX trace"
+        )
+    s, perm, starts, count = apply(_runs, (x,), (), multiple=True)
+    size = int(count.item())
+    return apply(_unique, (s, perm, starts), (size, x.shape, what), multiple=True)
+
+
+def unique_values(x, /):
+    """The distinct values of flattened ``x`` (1-D, ascending, each NaN distinct)."""
+    return _unique_parts(x, "values", "unique_values")[0]
+
+
+def unique_counts(x, /):
+    """Namedtuple ``(values, counts)`` of the distinct values of flattened ``x``."""
+    return UniqueCountsResult(*_unique_parts(x, "counts", "unique_counts"))
+
+
+def unique_inverse(x, /):
+    """Namedtuple ``(values, inverse_indices)``; ``values[inverse_indices]`` rebuilds ``x``."""
+    return UniqueInverseResult(*_unique_parts(x, "inverse", "unique_inverse"))
+
+
+def unique_all(x, /):
+    """Namedtuple ``(values, indices, inverse_indices, counts)`` of flattened ``x``.
+
+    ``indices`` are the first occurrences of each value in the flattened input.
+    """
+    return UniqueAllResult(*_unique_parts(x, "all", "unique_all"))
+
+
+def isin(x1, x2, /, *, invert=False):
+    """Whether each element of ``x1`` equals some element of ``x2`` (``invert`` negates).
+
+    Either argument may be a Python int (not both); a scalar ``x1`` gives a 0-d result.
+    """
+    if isinstance(x1, Tensor):
+        if isinstance(x2, Tensor):
+            check_same_device(x1.device, x2.device, "isin")
+            dtype = D.promote(x1.dtype, x2.dtype)
+        else:
+            dtype = D.promote_scalar(x1.dtype, x2)
+            x2 = np.asarray(x2, dtype=dtype.np)
+    elif isinstance(x2, Tensor):
+        dtype = D.promote_scalar(x2.dtype, x1)
+        x1 = np.asarray(x1, dtype=dtype.np)
+    else:
+        raise TypeError(
+            f"isin() expects at least one arraykit Tensor, got {type(x1).__name__} "
+            f"and {type(x2).__name__}"
+        )
+    return apply(_isin, (x1, x2), (bool(invert), dtype.np))

@@ -1,0 +1,48 @@
+"""Sorting functions of the array API: argsort and sort.
+
+Sorts are stable by default; a stable descending sort keeps equal elements in
+their original order. NaNs sort last in ascending order and first in descending
+order (NumPy's order reversed). Complex values sort lexicographically (NumPy). A
+0-d tensor sorts to a copy of itself (its only valid axes are 0 and -1).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import layout as L
+from .kernels.launch import apply
+from .statistical import _tensor
+
+__all__ = ["argsort", "sort"]
+
+_INDEX = np.dtype(np.int64)
+
+
+def _sort(x, axis, descending, stable):
+    if x.ndim == 0:
+        return x
+    return jnp.sort(x, axis=axis, descending=descending, stable=stable)
+
+
+def _argsort(x, axis, descending, stable):
+    if x.ndim == 0:
+        return jnp.zeros((), _INDEX)
+    return jnp.argsort(x, axis=axis, descending=descending, stable=stable).astype(_INDEX)
+
+
+def _prepare(x, axis, descending, stable, name):
+    _tensor(x, name)
+    axis = L.normalize_dim(axis, x.ndim, "axis")
+    return (axis, bool(descending), bool(stable))
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True):
+    """A sorted copy of ``x`` along ``axis``."""
+    return apply(_sort, (x,), _prepare(x, axis, descending, stable, "sort"))
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    """Indices that sort ``x`` along ``axis`` (default index dtype)."""
+    return apply(_argsort, (x,), _prepare(x, axis, descending, stable, "argsort"))
