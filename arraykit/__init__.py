@@ -27,6 +27,8 @@ from .indexing import *  # noqa: E402,F401,F403
 from .searching import *  # noqa: E402,F401,F403
 from .set_functions import *  # noqa: E402,F401,F403
 from .sorting import *  # noqa: E402,F401,F403
+from . import fft, linalg, linear_algebra  # noqa: E402
+from .linear_algebra import *  # noqa: E402,F401,F403
 from .tensor import (  # noqa: E402
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
@@ -40,3 +42,4 @@ _CORE = [
 
 __all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__ + manipulation.__all__ + utility.__all__
 __all__ += indexing.__all__ + searching.__all__ + set_functions.__all__ + sorting.__all__
+__all__ += linear_algebra.__all__
