@@ -49,8 +49,16 @@ def _accumulation_dtype(dtype):
     return dtype
 
 
-def _result_dtype(x, dtype):
-    return _accumulation_dtype(x._dtype) if dtype is None else D.as_dtype(dtype)
+def _result_dtype(x, dtype, name):
+    if dtype is None:
+        return _accumulation_dtype(x._dtype)
+    dtype = D.as_dtype(dtype)
+    if x._dtype.kind == "complex" and dtype.kind != "complex":
+        raise TypeError(
+            f"{name}() cannot accumulate complex input ({x._dtype}) in {dtype}; "
+            "take real() or abs() first"
+        )
+    return dtype
 
 
 def _check_nonempty(x, axes, name):
@@ -75,11 +83,11 @@ def _check_ordered(dtype, name):
 
 
 def _sum(x, axes, keepdims, np_dtype):
-    return jnp.sum(x.astype(np_dtype), axis=axes, keepdims=keepdims)
+    return jnp.sum(x.astype(np_dtype), axis=axes, keepdims=keepdims, dtype=np_dtype)
 
 
 def _prod(x, axes, keepdims, np_dtype):
-    return jnp.prod(x.astype(np_dtype), axis=axes, keepdims=keepdims)
+    return jnp.prod(x.astype(np_dtype), axis=axes, keepdims=keepdims, dtype=np_dtype)
 
 
 def _max(x, axes, keepdims):
@@ -110,12 +118,12 @@ def _pad_initial(y, axis, value):
 
 
 def _cumsum(x, axis, include_initial, np_dtype):
-    y = jnp.cumsum(x.astype(np_dtype), axis=axis)
+    y = jnp.cumsum(x.astype(np_dtype), axis=axis, dtype=np_dtype)
     return _pad_initial(y, axis, 0) if include_initial else y
 
 
 def _cumprod(x, axis, include_initial, np_dtype):
-    y = jnp.cumprod(x.astype(np_dtype), axis=axis)
+    y = jnp.cumprod(x.astype(np_dtype), axis=axis, dtype=np_dtype)
     return _pad_initial(y, axis, 1) if include_initial else y
 
 
@@ -125,14 +133,14 @@ def _cumprod(x, axis, include_initial, np_dtype):
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
     _tensor(x, "sum")
-    dtype = _result_dtype(x, dtype)
+    dtype = _result_dtype(x, dtype, "sum")
     return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
     _tensor(x, "prod")
-    dtype = _result_dtype(x, dtype)
+    dtype = _result_dtype(x, dtype, "prod")
     return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
 
@@ -215,7 +223,7 @@ def _cumulative(body, x, axis, dtype, include_initial, name):
         axis = 0
     else:
         axis = L.normalize_dim(axis, ndim, "axis")
-    dtype = _result_dtype(x, dtype)
+    dtype = _result_dtype(x, dtype, name)
     return apply(body, (x,), (axis, bool(include_initial), dtype.np))
 
 
