@@ -94,7 +94,7 @@ def channels_last_strides(shape):
     acc = 1
     for d in order:
         strides[d] = acc
-        acc *= max(shape[d], 1)
+        acc *= shape[d]  # no max(n, 1): PyTorch's get_channels_last_strides
     return tuple(strides)
 
 
@@ -115,9 +115,7 @@ def is_channels_last_contiguous(layout):
     """Whether the layout is dense in channels-last order (4-D or 5-D only)."""
     if layout.ndim not in (4, 5):
         return False
-    if layout.numel == 0:
-        return True
-    expected = 1
+    expected = 1  # no shortcut for empty layouts, as in PyTorch
     for d in [1] + list(range(layout.ndim - 1, 1, -1)) + [0]:
         n = layout.shape[d]
         if n != 1:
@@ -165,6 +163,8 @@ def storage_indices(layout):
 @functools.lru_cache(maxsize=1024)
 def overlaps_self(layout):
     """Whether two distinct elements of ``layout`` share a storage location."""
+    if layout.numel == 0:
+        return False
     dims = _effective_dims(layout)
     if any(s == 0 for s, _ in dims):
         return True
@@ -323,7 +323,8 @@ def narrow(layout, dim, start, length):
     length = operator.index(length)
     if not -n <= start <= n:
         raise IndexError(f"narrow: start {start} is out of range for dimension {dim} of size {n}")
-    start %= n if n else 1
+    if start < 0:
+        start += n
     if length < 0 or start + length > n:
         raise IndexError(
             f"narrow: start ({start}) + length ({length}) exceeds dimension {dim} of size {n}"
@@ -346,6 +347,9 @@ def squeeze(layout, dims=None, strict=True):
     """Remove size-1 dims (all, or those named; ``strict`` rejects named non-1 dims)."""
     if dims is None:
         keep = [d for d in range(layout.ndim) if layout.shape[d] != 1]
+    elif layout.ndim == 0:
+        normalize_dims(dims, 0)
+        return layout
     else:
         named = normalize_dims(dims, layout.ndim)
         for d in named:
