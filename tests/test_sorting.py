@@ -1,0 +1,97 @@
+"""Sorting functions against NumPy on strided inputs, including stability."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import arraykit as ak
+from strategies import make_view
+
+SETTINGS = settings(max_examples=25, deadline=None)
+VIEWS = st.sampled_from(["contiguous", "transposed", "stepped", "flipped", "broadcast"])
+
+
+@st.composite
+def tied_arrays(draw):
+    """Arrays with many ties (and NaN, signed zeros, infinities for floats)."""
+    dt = np.dtype(draw(st.sampled_from(
+        ("bool", "int8", "uint8", "int32", "uint64", "int64", "float32", "float64", "complex64")
+    )))
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))
+    if dt.kind == "f":
+        elements = st.sampled_from([0.0, -0.0, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf])
+    elif dt.kind == "c":
+        part = st.sampled_from([0.0, 1.0, -1.0, np.nan])
+        elements = st.builds(complex, part, part)
+    elif dt.kind == "b":
+        elements = st.booleans()
+    else:
+        elements = st.integers(0, 3)
+    return draw(hnp.arrays(dt, shape, elements=elements))
+
+
+def numpy_argsort(a, axis, descending):
+    """Stable NumPy argsort; descending keeps equal elements in their original order."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable")
+    n = a.shape[axis]
+    flipped = np.flip(a, axis=axis)
+    return n - 1 - np.flip(np.argsort(flipped, axis=axis, kind="stable"), axis=axis)
+
+
+@SETTINGS
+@given(a=tied_arrays(), view=VIEWS, descending=st.booleans(), data=st.data())
+def test_sort_argsort_match_numpy(a, view, descending, data):
+    x = make_view(a, view)
+    if a.ndim == 0:
+        axis = data.draw(st.sampled_from([0, -1]))
+        assert ak.sort(x, axis=axis).item() == a.item() or np.isnan(a)
+        assert ak.argsort(x, axis=axis).item() == 0
+        return
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    idx = numpy_argsort(a, axis, descending)
+    got_idx = ak.argsort(x, axis=axis, descending=descending)
+    assert got_idx.dtype is ak.int64 and got_idx.shape == a.shape
+    np.testing.assert_array_equal(got_idx.numpy(), idx)
+    got = ak.sort(x, axis=axis, descending=descending)
+    assert got.dtype.np == a.dtype and got.shape == a.shape
+    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(a, idx, axis=axis))
+
+
+@SETTINGS
+@given(a=tied_arrays(), descending=st.booleans())
+def test_unstable_sort_orders_values(a, descending):
+    if a.ndim == 0:
+        return
+    got = ak.sort(ak.asarray(a), descending=descending, stable=False).numpy()
+    want = np.take_along_axis(a, numpy_argsort(a, -1, descending), axis=-1)
+    np.testing.assert_array_equal(got, want)
+    idx = ak.argsort(ak.asarray(a), descending=descending, stable=False).numpy()
+    np.testing.assert_array_equal(np.sort(idx, axis=-1), np.broadcast_to(np.arange(a.shape[-1]), a.shape))
+    np.testing.assert_array_equal(np.take_along_axis(a, idx, axis=-1), want)
+
+
+def test_descending_stable_keeps_original_order_of_ties():
+    a = np.array([2, 1, 2, 3, 1, 2], np.int32)
+    idx = ak.argsort(ak.asarray(a), descending=True).numpy()
+    np.testing.assert_array_equal(idx, [3, 0, 2, 5, 1, 4])
+    f = np.array([1.0, np.nan, -0.0, 0.0, np.nan], np.float32)
+    np.testing.assert_array_equal(ak.argsort(ak.asarray(f)).numpy(), [2, 3, 0, 1, 4])
+    np.testing.assert_array_equal(ak.argsort(ak.asarray(f), descending=True).numpy(), [1, 4, 0, 2, 3])
+
+
+def test_sort_errors_and_tracing():
+    x = ak.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(IndexError):
+        ak.sort(x, axis=2)
+    with pytest.raises(IndexError):
+        ak.argsort(x, axis=-3)
+    with pytest.raises(TypeError):
+        ak.sort(np.arange(3))
+    out = jax.jit(lambda t: ak.sort(t.mT, axis=0, descending=True))(x)
+    np.testing.assert_array_equal(out.numpy(), np.sort(np.arange(6.0).reshape(2, 3).T, axis=0)[::-1])
