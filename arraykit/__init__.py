@@ -29,6 +29,10 @@ from .set_functions import *  # noqa: E402,F401,F403
 from .sorting import *  # noqa: E402,F401,F403
 from . import fft, linalg, linear_algebra  # noqa: E402
 from .linear_algebra import *  # noqa: E402,F401,F403
+from . import constants, data_types, info  # noqa: E402
+from .constants import *  # noqa: E402,F401,F403
+from .data_types import *  # noqa: E402,F401,F403
+from .info import *  # noqa: E402,F401,F403
 from .tensor import (  # noqa: E402
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
@@ -43,3 +47,6 @@ _CORE = [
 __all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__ + manipulation.__all__ + utility.__all__
 __all__ += indexing.__all__ + searching.__all__ + set_functions.__all__ + sorting.__all__
 __all__ += linear_algebra.__all__
+__all__ += constants.__all__ + data_types.__all__ + info.__all__
+
+__array_api_version__ = "2025.12"

@@ -1,101 +1,370 @@
-"""Creation functions of the array API (asarray, zeros, ones, empty, full, arange...)."""
+"""Creation functions of the array API (asarray, zeros, arange, linspace, eye, ...).
+
+Values are computed on the target device by cached jitted kernels; only data the
+user hands in from the host (NumPy arrays, nested sequences, buffers) is converted
+on the host and then transferred. Every function takes ``device=`` (a JAX device or
+a string such as ``"cpu"`` or ``"cuda:1"``).
+
+Copy semantics of :func:`asarray` and :func:`from_dlpack`:
+
+* an arraykit tensor is returned as is unless a copy or conversion is needed;
+* a JAX array is wrapped without a copy (JAX arrays are immutable);
+* host data (NumPy arrays, buffers, sequences) is copied with ``copy=None`` because
+  the tensor may be written while the host array is still in use; ``copy=False``
+  aliases the host memory when JAX can (64-byte-aligned CPU memory) and raises
+  ``ValueError`` otherwise;
+* :func:`from_dlpack` aliases the producer's memory whenever it can (DLPack
+  semantics). An aliased storage is never written: arraykit's in-place writes on
+  it copy first, so they are not seen by the producer.
+"""
 
 from __future__ import annotations
 
 import math
+import operator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from . import dtypes as D
 from . import layout as L
-from .devices import as_device
+from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
+from .kernels.launch import apply
 from .storage import Storage
 from .tensor import Tensor
 
+__all__ = [
+    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
+    "full_like", "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros",
+    "zeros_like",
+]
 
-__all__ = ["arange", "asarray", "empty", "from_numpy", "full", "ones", "zeros"]
+_PY_SCALARS = (bool, int, float, complex)
+
 
 def _shape(shape):
+    """Validate a shape given as an int or a sequence of ints."""
     if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    shape = tuple(int(n) for n in shape)
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(n < 0 for n in shape):
         raise ValueError(f"negative dimensions are not allowed, got shape {shape}")
     return shape
 
 
-def _wrap(buf, shape, dtype, device, shared=False):
-    return Tensor._make(Storage(buf, dtype, device, shared), L.contiguous(shape), dtype)
+def _dtype_or(dtype, default):
+    return default if dtype is None else D.as_dtype(dtype)
+
+
+def _wrap(buf, layout, dtype, device, shared=False):
+    return Tensor._make(Storage(buf, dtype, device, shared), layout, dtype)
+
+
+# ---------------------------------------------------------------------- kernels
+
+_CREATE = {}
+
+
+def _launch(fn, static, device, *args):
+    """Run ``fn(*args, *static)`` (flattened) as a cached kernel placed on ``device``."""
+    key = (fn, static, device)
+    kernel = _CREATE.get(key)
+    if kernel is None:
+
+        def body(*a):
+            return fn(*a, *static).reshape(-1)
+
+        kernel = jax.jit(body, out_shardings=jax.sharding.SingleDeviceSharding(device))
+        _CREATE[key] = kernel
+    return kernel(*args)
+
+
+def _const(n, value, np_dtype):
+    return jnp.full((n,), value, dtype=np_dtype)
+
+
+def _fill(value, n, np_dtype):
+    return jnp.full((n,), value, dtype=np_dtype)
 
 
 def _filled(shape, value, dtype, device):
+    """A new tensor of ``shape`` holding the constant ``value`` (0 or 1) of ``dtype``."""
     shape = _shape(shape)
     device = as_device(device)
-    buf = _fill_kernel(math.prod(shape), dtype.np, device)(value)
-    return _wrap(buf, shape, dtype, device)
+    buf = _launch(_const, (math.prod(shape), value, dtype.np), device)
+    return _wrap(buf, L.contiguous(shape), dtype, device)
 
 
-_FILL = {}
+def _scalar_of(value, dtype, what):
+    """``value`` (a Python/NumPy scalar) as a NumPy scalar of ``dtype``."""
+    kind = D.scalar_kind(value)
+    if kind is not None and D._KIND_RANK[kind] == 3 and dtype.kind != "complex":
+        raise TypeError(f"{what}: cannot store the complex value {value!r} in dtype {dtype}")
+    if isinstance(value, np.generic) and value.dtype.kind == "c" and dtype.kind != "complex":
+        raise TypeError(f"{what}: cannot store the complex value {value!r} in dtype {dtype}")
+    return dtype.np.type(value)
 
 
-def _fill_kernel(n, np_dtype, device):
-    key = (n, np_dtype, device)
-    fn = _FILL.get(key)
-    if fn is None:
-        sharding = jax.sharding.SingleDeviceSharding(device)
-        fn = jax.jit(lambda v: jnp.full((n,), v, dtype=np_dtype), out_shardings=sharding)
-        _FILL[key] = fn
-    return fn
+def _py(value, what):
+    """A Python/NumPy scalar, or the value of a 0-d tensor (one device sync)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise TypeError(f"{what} must be a scalar, got a tensor of shape {value.shape}")
+        return value.item()
+    if isinstance(value, (*_PY_SCALARS, np.generic)):
+        return value
+    raise TypeError(f"{what} must be a Python scalar, got {type(value).__name__}")
 
 
-def _default_for(value):
-    if isinstance(value, bool):
-        return D.bool_
-    if isinstance(value, int):
-        return D.DEFAULT_INT
-    if isinstance(value, float):
-        return D.DEFAULT_FLOAT
-    if isinstance(value, complex):
-        return D.DEFAULT_COMPLEX
-    return D.from_numpy(np.asarray(value).dtype)
+# ---------------------------------------------------------------------- constant fills
 
 
 def zeros(shape, *, dtype=None, device=None):
-    """A new tensor of zeros."""
-    return _filled(shape, 0, D.DEFAULT_FLOAT if dtype is None else D.as_dtype(dtype), device)
+    """A new tensor of zeros (default dtype float32)."""
+    return _filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
 
 
 def ones(shape, *, dtype=None, device=None):
-    """A new tensor of ones."""
-    return _filled(shape, 1, D.DEFAULT_FLOAT if dtype is None else D.as_dtype(dtype), device)
+    """A new tensor of ones (default dtype float32)."""
+    return _filled(shape, 1, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
 
 
 def empty(shape, *, dtype=None, device=None):
     """A new tensor with unspecified values (zeros: JAX buffers are always initialized)."""
-    return zeros(shape, dtype=dtype, device=device)
+    return _filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
+
+
+def _default_for(value):
+    """The dtype a scalar fill value gets: NumPy scalars keep theirs, Python ones the defaults."""
+    kind = None if isinstance(value, np.generic) else D.scalar_kind(value)
+    if kind is None:
+        return D.from_numpy(np.asarray(value).dtype)
+    return {"bool": D.bool_, "int": D.DEFAULT_INT, "float": D.DEFAULT_FLOAT,
+            "complex": D.DEFAULT_COMPLEX}[kind]
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
-    """A new tensor filled with ``fill_value``."""
+    """A new tensor filled with ``fill_value`` (dtype inferred from a Python scalar)."""
+    fill_value = _py(fill_value, "full: fill_value")
     dtype = _default_for(fill_value) if dtype is None else D.as_dtype(dtype)
-    return _filled(shape, fill_value, dtype, device)
+    shape = _shape(shape)
+    device = as_device(device)
+    value = _scalar_of(fill_value, dtype, "full")
+    buf = _launch(_fill, (math.prod(shape), dtype.np), device, value)
+    return _wrap(buf, L.contiguous(shape), dtype, device)
+
+
+def _like(x, dtype, device):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"expected an arraykit tensor, got {type(x).__name__}")
+    return x.shape, x.dtype if dtype is None else D.as_dtype(dtype), (
+        x.device if device is None else device
+    )
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    """Zeros with the shape (and by default dtype and device) of ``x``."""
+    shape, dtype, device = _like(x, dtype, device)
+    return _filled(shape, 0, dtype, device)
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    """Ones with the shape (and by default dtype and device) of ``x``."""
+    shape, dtype, device = _like(x, dtype, device)
+    return _filled(shape, 1, dtype, device)
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    """An uninitialized (zero) tensor with the shape, dtype and device of ``x``."""
+    shape, dtype, device = _like(x, dtype, device)
+    return _filled(shape, 0, dtype, device)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``x``."""
+    shape, dtype, device = _like(x, dtype, device)
+    return full(shape, fill_value, dtype=dtype, device=device)
+
+
+# ---------------------------------------------------------------------- ranges
+
+
+def _arange_body(start, delta, second, n, compute, out):
+    values = start + lax.iota(compute, n) * delta
+    if n > 1:
+        values = values.at[1].set(second)
+    return values.astype(out)
+
+
+def _int_scalar(value, np_dtype):
+    """``value`` truncated and wrapped into the integer ``np_dtype`` (modular)."""
+    bits = np_dtype.itemsize * 8
+    v = int(value) % (1 << bits)
+    if np_dtype.kind == "i" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return np_dtype.type(v)
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
-    """Evenly spaced values in ``[start, stop)``."""
+    """Evenly spaced values in ``[start, stop)`` (NumPy's values: ``start + i*delta``).
+
+    As in NumPy, the first two values are ``start`` and ``start + step`` converted to
+    ``dtype`` and ``delta`` is their difference in ``dtype``.
+    """
+    start = _py(start, "arange: start")
+    stop = None if stop is None else _py(stop, "arange: stop")
+    step = _py(step, "arange: step")
     if stop is None:
         start, stop = 0, start
+    if any(isinstance(v, (complex, np.complexfloating)) for v in (start, stop, step)):
+        raise TypeError("arange: start, stop and step must be real numbers")
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if dtype is None:
-        is_float = any(isinstance(v, float) for v in (start, stop, step))
+        is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
         dtype = D.DEFAULT_FLOAT if is_float else D.DEFAULT_INT
-    dtype = D.as_dtype(dtype)
-    n = max(0, math.ceil((stop - start) / step))
-    values = start + np.arange(n, dtype=np.float64 if dtype.kind == "float" else np.int64) * step
-    return from_numpy(values.astype(dtype.np), device=device)
+    else:
+        dtype = D.as_dtype(dtype)
+    exact = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+    if exact:
+        start, stop, step = int(start), int(stop), int(step)
+        n = max(0, -((start - stop) // step))
+    else:
+        n = max(0, math.ceil((stop - start) / step))
+    if dtype is D.bool_ and n > 2:
+        raise TypeError(f"arange: a bool result can have at most 2 elements, this one has {n}")
+    compute = {"complex": D.real_dtype(dtype), "bool": D.int64}.get(dtype.kind, dtype).np
+    second = start + step if n > 1 else start
+    if compute.kind == "f":
+        first, second = compute.type(start), compute.type(second)
+        delta = second - first
+    else:
+        first, second = compute.type(int(start)), compute.type(int(second))
+        delta = _int_scalar(int(second) - int(first), compute)
+    device = as_device(device)
+    buf = _launch(_arange_body, (n, compute, dtype.np), device, first, delta, second)
+    return _wrap(buf, L.contiguous((n,)), dtype, device)
+
+
+def _linspace_body(start, stop, num, endpoint, out):
+    div = num - 1 if endpoint else num
+    y = lax.iota(start.dtype, num)
+    delta = stop - start
+    if div > 0:
+        step = delta / div
+        y = jnp.where(step == 0, y / div * delta, y * step)
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        y = y.at[-1].set(stop)
+    if np.dtype(out).kind in "iu":
+        y = jnp.floor(y)
+    return y.astype(out)
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's algorithm).
+
+    Values are computed in double precision and rounded to ``dtype`` (integer dtypes
+    round down, as NumPy 2 does).
+    """
+    start = _py(start, "linspace: start")
+    stop = _py(stop, "linspace: stop")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    is_complex = any(isinstance(v, (complex, np.complexfloating)) for v in (start, stop))
+    if dtype is None:
+        dtype = D.DEFAULT_COMPLEX if is_complex else D.DEFAULT_FLOAT
+    else:
+        dtype = D.as_dtype(dtype)
+    if is_complex and dtype.kind != "complex":
+        raise TypeError(f"linspace: complex start/stop cannot produce dtype {dtype}")
+    compute = np.dtype(np.complex128 if dtype.kind == "complex" else np.float64)
+    device = as_device(device)
+    buf = _launch(
+        _linspace_body, (num, bool(endpoint), dtype.np), device,
+        compute.type(start), compute.type(stop),
+    )
+    return _wrap(buf, L.contiguous((num,)), dtype, device)
+
+
+def _eye_body(n_rows, n_cols, k, np_dtype):
+    return jnp.eye(n_rows, n_cols, k=k, dtype=np_dtype)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    """A 2-D tensor with ones on the ``k``-th diagonal and zeros elsewhere."""
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    k = operator.index(k)
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError(f"eye: negative dimensions are not allowed, got ({n_rows}, {n_cols})")
+    dtype = _dtype_or(dtype, D.DEFAULT_FLOAT)
+    device = as_device(device)
+    buf = _launch(_eye_body, (n_rows, n_cols, k, dtype.np), device)
+    return _wrap(buf, L.contiguous((n_rows, n_cols)), dtype, device)
+
+
+# ---------------------------------------------------------------------- from tensors
+
+
+def _tril_body(x, k):
+    return jnp.tril(x, k)
+
+
+def _triu_body(x, k):
+    return jnp.triu(x, k)
+
+
+def _triangle(body, x, k, name):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected an arraykit tensor, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: expected a tensor with at least 2 dimensions, got shape {x.shape}")
+    return apply(body, (x,), (operator.index(k),))
+
+
+def tril(x, /, *, k=0):
+    """The lower triangle of the last two dimensions of ``x`` (elements above diagonal ``k`` zeroed)."""
+    return _triangle(_tril_body, x, k, "tril")
+
+
+def triu(x, /, *, k=0):
+    """The upper triangle of the last two dimensions of ``x`` (elements below diagonal ``k`` zeroed)."""
+    return _triangle(_triu_body, x, k, "triu")
+
+
+def _meshgrid_body(*args):
+    *arrays, indexing = args
+    return tuple(jnp.meshgrid(*arrays, indexing=indexing))
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate grids from 1-D tensors (``'xy'`` Cartesian or ``'ij'`` matrix indexing).
+
+    Returns new tensors (copies, as NumPy), computed by one kernel.
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"meshgrid: argument {i} is a {type(a).__name__}, not a tensor")
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid: argument {i} must be 1-D, got shape {a.shape}")
+        check_same_device(arrays[0].device, a.device, "meshgrid")
+    if not arrays:
+        return ()
+    return tuple(apply(_meshgrid_body, arrays, (indexing,), multiple=True))
+
+
+# ---------------------------------------------------------------------- conversion
 
 
 def from_numpy(array, *, device=None):
@@ -103,63 +372,211 @@ def from_numpy(array, *, device=None):
     array = np.asarray(array)
     dtype = D.from_numpy(array.dtype)
     device = as_device(device)
-    buf = jax.device_put(np.ascontiguousarray(array).reshape(-1), device)
-    return _wrap(buf, array.shape, dtype, device)
+    buf = host_to_device(np.ascontiguousarray(array), device)
+    return _wrap(buf, L.contiguous(array.shape), dtype, device)
+
+
+def _from_tensor(x, dtype, device, copy):
+    same_dtype = dtype is None or dtype is x._dtype
+    target = None if device is None else as_device(device)
+    same_device = target is None or target == x.device
+    if same_dtype and same_device and not copy:
+        return x
+    if copy is False:
+        raise ValueError(
+            f"asarray(copy=False): converting a tensor of dtype {x.dtype} on {x.device} to "
+            f"dtype {dtype or x.dtype} on {target or x.device} needs a copy"
+        )
+    if same_dtype:
+        return x.clone() if same_device else x.to_device(target)
+    from .data_types import astype
+
+    return astype(x, dtype, device=target)
+
+
+def _flatten_cast(a, np_dtype):
+    return jnp.array(a.reshape(-1).astype(np_dtype), copy=True)
+
+
+_flat_cast = jax.jit(_flatten_cast, static_argnums=1)
+
+
+def _from_jax(obj, dtype, device, copy):
+    traced = isinstance(obj, jax.core.Tracer)
+    source = None if traced else next(iter(obj.devices()))
+    target = as_device(device) if device is not None else (source or as_device(None))
+    dtype = D.from_numpy(obj.dtype) if dtype is None else dtype
+    moved = not traced and target != source
+    if copy is False and (moved or dtype.np != obj.dtype):
+        raise ValueError(
+            f"asarray(copy=False): converting a JAX array of dtype {obj.dtype} on {source} "
+            f"to dtype {dtype} on {target} needs a copy"
+        )
+    if obj.ndim == 1 and dtype.np == obj.dtype and not copy:
+        buf, shared = obj, not traced
+    else:
+        buf, shared = _flat_cast(obj, dtype.np), False
+    if moved:
+        buf, shared = jax.device_put(buf, target), False
+    return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
+
+
+def _from_host(arr, dtype, device, copy):
+    """A tensor from a NumPy array under the module's copy rules."""
+    if dtype is not None and arr.dtype != dtype.np:
+        if copy is False:
+            raise ValueError(
+                f"asarray(copy=False): converting dtype {arr.dtype} to {dtype} needs a copy"
+            )
+        if arr.dtype.kind == "c" and dtype.kind != "complex":
+            raise TypeError(f"asarray: cannot convert complex values to dtype {dtype}")
+        arr = arr.astype(dtype.np)
+    else:
+        dtype = D.from_numpy(arr.dtype)
+    device = as_device(device)
+    buf, layout, shared = import_host(arr, device, True if copy is None else copy)
+    return _wrap(buf, layout, dtype, device, shared)
+
+
+def _scan(seq, tensors, kinds):
+    """Shape of a nested sequence; collects tensor leaves and Python scalar kinds.
+
+    Returns None when a leaf is neither (NumPy arrays, NumPy scalars, others).
+    """
+    types = set(map(type, seq))
+    if types <= {bool, int, float, complex}:
+        kinds.update(types)
+        return (len(seq),)
+    inner = None
+    for item in seq:
+        if isinstance(item, (list, tuple)):
+            shape = _scan(item, tensors, kinds)
+        elif isinstance(item, Tensor):
+            tensors.append(item)
+            shape = item.shape
+        elif type(item) in _PY_SCALARS:
+            kinds.add(type(item))
+            shape = ()
+        else:
+            return None
+        if shape is None:
+            return None
+        if inner is None:
+            inner = shape
+        elif shape != inner:
+            raise ValueError(
+                f"asarray: inhomogeneous nested sequence (element shapes {inner} and {shape})"
+            )
+    return (len(seq),) + (inner or ())
+
+
+def _leaves(seq, out):
+    for item in seq:
+        if isinstance(item, (list, tuple)):
+            _leaves(item, out)
+        else:
+            out.append(item)
+    return out
+
+
+def _stack_body(*args):
+    *leaves, shape, np_dtype = args
+    return jnp.stack([jnp.asarray(v).astype(np_dtype) for v in leaves]).reshape(shape)
+
+
+_KIND_OF_TYPE = {bool: "bool", int: "int", float: "float", complex: "complex"}
+_DEFAULT_OF_KIND = {"bool": D.bool_, "int": D.DEFAULT_INT, "float": D.DEFAULT_FLOAT,
+                    "complex": D.DEFAULT_COMPLEX}
+
+
+def _python_default(kinds):
+    """Default dtype for a collection of Python scalar types (the standard's precedence)."""
+    for kind in ("complex", "float", "int", "bool"):
+        if any(_KIND_OF_TYPE[t] == kind for t in kinds):
+            return _DEFAULT_OF_KIND[kind]
+    return D.DEFAULT_FLOAT
+
+
+def _from_sequence(obj, dtype, device):
+    tensors, kinds = [], set()
+    shape = _scan(obj, tensors, kinds)
+    if shape is None:
+        arr = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype.np)
+        return _from_host(arr, dtype, device, None)
+    if not tensors:
+        dtype = _python_default(kinds) if dtype is None else dtype
+        if dtype.kind != "complex" and complex in kinds:
+            raise TypeError(f"asarray: cannot convert complex values to dtype {dtype}")
+        return _from_host(np.asarray(obj, dtype=dtype.np), dtype, device, None)
+    if dtype is None:
+        from .data_types import result_type
+
+        dtype = result_type(*tensors, *(t() for t in kinds))
+    for t in tensors[1:]:
+        check_same_device(tensors[0].device, t.device, "asarray")
+    leaves = [
+        v if isinstance(v, Tensor) else np.asarray(_scalar_of(v, dtype, "asarray"))
+        for v in _leaves(obj, [])
+    ]
+    out = apply(_stack_body, leaves, (shape, dtype.np))
+    return out if device is None else out.to_device(as_device(device))
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """Convert a tensor, NumPy/JAX array, Python scalar or nested sequence to a tensor.
+    """Convert a tensor, JAX/NumPy array, DLPack or buffer-protocol object, Python
+    scalar or (possibly nested) sequence of these to a tensor.
 
-    A tensor is returned as is when no copy or conversion is needed; a JAX array is
-    wrapped without a copy (its buffer is then never donated).
+    Python scalars get the default dtypes (bool, int64, float32, complex64) unless
+    ``dtype`` is given; nested sequences may mix tensors and Python scalars (their
+    dtype follows :func:`result_type`). See the module docstring for ``copy``.
     """
     if dtype is not None:
         dtype = D.as_dtype(dtype)
     if isinstance(obj, Tensor):
-        if (dtype is None or dtype is obj.dtype) and (device is None or as_device(device) == obj.device) and not copy:
-            return obj
+        return _from_tensor(obj, dtype, device, copy)
+    if isinstance(obj, jax.Array):
+        return _from_jax(obj, dtype, device, copy)
+    if isinstance(obj, np.ndarray):
+        return _from_host(obj, dtype, device, copy)
+    if isinstance(obj, (*_PY_SCALARS, np.generic)):
         if copy is False:
-            raise ValueError("asarray(copy=False) would need a copy (dtype or device change)")
-        out = obj.clone() if dtype is None or dtype is obj.dtype else _astype(obj, dtype)
-        return out if device is None else out.to_device(device)
-    if isinstance(obj, jax.Array) and not isinstance(obj, jax.core.Tracer):
-        if dtype is not None and dtype.np != obj.dtype:
-            obj = obj.astype(dtype.np)
-        target = as_device(device) if device is not None else next(iter(obj.devices()))
-        buf = jax.device_put(obj.reshape(-1), target)
-        if copy:
-            buf = jnp.array(buf, copy=True)
-        return _wrap(buf, obj.shape, D.from_numpy(buf.dtype), target, shared=not copy)
-    if copy is False and not isinstance(obj, np.ndarray):
-        raise ValueError(f"asarray(copy=False) cannot wrap a {type(obj).__name__} without a copy")
-    if dtype is None:
-        array = _infer(obj)
-    else:
-        array = np.asarray(obj, dtype=dtype.np)
-    return from_numpy(array, device=device)
+            raise ValueError("asarray(copy=False): a scalar cannot be converted without a copy")
+        if dtype is None:
+            dtype = _default_for(obj)
+        return full((), obj, dtype=dtype, device=device)
+    if isinstance(obj, (list, tuple)):
+        if copy is False:
+            raise ValueError("asarray(copy=False): a sequence cannot be converted without a copy")
+        return _from_sequence(obj, dtype, device)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        out = from_dlpack(obj, device=device, copy=True if copy is None else copy)
+        return out if dtype in (None, out.dtype) else _from_tensor(out, dtype, None, copy)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        view = None
+    if view is not None:
+        return _from_host(np.asarray(view), dtype, device, copy)
+    if hasattr(obj, "__array__"):
+        arr = np.asarray(obj, copy=False) if copy is False else np.asarray(obj)
+        return _from_host(arr, dtype, device, copy)
+    raise TypeError(f"asarray: cannot convert an object of type {type(obj).__name__} to a tensor")
 
 
-def _infer(obj):
-    """NumPy array for ``obj`` with the array API's default dtypes for Python values."""
-    if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
-        return np.asarray(obj)
-    if hasattr(obj, "__dlpack__") or hasattr(obj, "__array__"):
-        return np.asarray(obj)
-    array = np.asarray(obj)
-    if array.dtype.kind == "f":
-        return array.astype(D.DEFAULT_FLOAT.np)
-    if array.dtype.kind == "c":
-        return array.astype(D.DEFAULT_COMPLEX.np)
-    if array.dtype.kind not in "biu":
-        raise TypeError(f"cannot convert {type(obj).__name__} to a tensor (dtype {array.dtype})")
-    return array
+def from_dlpack(x, /, *, device=None, copy=None):
+    """A tensor with the data of ``x`` (any object with ``__dlpack__``), aliased when possible.
 
-
-def _astype(x, dtype):
-    from .kernels.launch import apply
-
-    return apply(_cast, (x,), (dtype.np,))
-
-
-def _cast(x, np_dtype):
-    return x.astype(np_dtype)
+    ``copy=True`` always copies; ``copy=False`` never does and raises ``ValueError``
+    when a copy is needed (different device, unaligned or non-strided memory).
+    """
+    if isinstance(x, Tensor):
+        return _from_tensor(x, None, device, copy)
+    if isinstance(x, jax.Array):
+        return _from_jax(x, None, device, copy)
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise AttributeError(
+            f"from_dlpack: {type(x).__name__} has no __dlpack__/__dlpack_device__ methods"
+        )
+    buf, layout, shared = import_dlpack(x, device, copy)
+    dtype = D.from_numpy(buf.dtype)
+    return _wrap(buf, layout, dtype, next(iter(buf.devices())), shared)

@@ -1,16 +1,38 @@
-"""Devices are JAX devices; this module resolves user spellings of them."""
+"""Devices are JAX devices; this module resolves user spellings of them and moves
+data between the host, devices and other libraries (DLPack).
+
+Exports (``__dlpack__``, ``np.asarray``) are **snapshots**: the consumer sees the
+values as of the export and keeps them however the tensor is written afterwards
+(the exported buffer is marked shared, so later writes copy instead of donating it).
+Writing into an exported buffer from the consumer's side is undefined, as for JAX
+arrays. Host data brought in by :func:`host_to_device` is copied unless the caller
+asks for an alias, which is then marked shared and never written.
+"""
 
 from __future__ import annotations
 
 import functools
 
 import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import layout as L
+from .kernels import strided
 
 
 @functools.lru_cache(maxsize=None)
 def default_device():
     """The device new tensors go to when none is given (JAX's default device)."""
     return jax.devices()[0]
+
+
+def all_devices():
+    """Every device arraykit can place tensors on: the default backend's, then the CPUs."""
+    found = list(jax.devices())
+    if found[0].platform != "cpu":
+        found += jax.devices("cpu")
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=64)
@@ -23,7 +45,10 @@ def _from_string(spec):
         devices = jax.devices(platform)
     except RuntimeError:
         raise ValueError(f"device {spec!r} is not available on this machine") from None
-    i = int(index) if index else 0
+    try:
+        i = int(index) if index else 0
+    except ValueError:
+        raise ValueError(f"unknown device {spec!r}; the index after ':' must be an integer") from None
     if not 0 <= i < len(devices):
         raise ValueError(
             f"device {spec!r} does not exist: {len(devices)} {platform} device(s) available"
@@ -48,3 +73,186 @@ def check_same_device(a, b, what="operation"):
         raise ValueError(
             f"{what}: expected all tensors to be on the same device, but found {a} and {b}"
         )
+
+
+# ---------------------------------------------------------------------- host -> device
+
+
+def _aliases(buf, arr):
+    """Whether the CPU buffer ``buf`` is ``arr``'s memory (JAX aliases aligned arrays)."""
+    return buf.unsafe_buffer_pointer() == arr.ctypes.data
+
+
+def host_to_device(arr, device, copy=True):
+    """A flat jax buffer holding the C-contiguous NumPy array ``arr`` on ``device``.
+
+    ``copy=True`` guarantees a private buffer (``jax.device_put`` alone aliases
+    64-byte-aligned host memory on CPU, so a later change of ``arr`` would show
+    through). ``copy=False`` asks for an alias and returns ``(buffer, aliased)``.
+    """
+    flat = arr.reshape(-1)
+    buf = jax.device_put(flat, device)
+    if device.platform != "cpu" or flat.size == 0:
+        return buf if copy else (buf, False)
+    aliased = _aliases(buf, flat)
+    if not copy:
+        return buf, aliased
+    if aliased:
+        buf = jax.device_put(flat.copy(), device)
+    return buf
+
+
+# ---------------------------------------------------------------------- DLPack export
+
+_read = jax.jit(strided.read, static_argnums=1)
+
+
+def _whole(tensor):
+    """Whether the tensor is its storage, in order (a flat 1-D contiguous view of all of it)."""
+    lay = tensor._layout
+    return (
+        lay.ndim == 1
+        and lay.offset == 0
+        and lay.strides == (1,)
+        and lay.shape[0] == tensor._storage.size()
+    )
+
+
+def host_view(tensor):
+    """A read-only NumPy view of a CPU tensor's values over its storage (no copy).
+
+    The storage buffer is exported (never donated afterwards), so the view keeps
+    the values as of this call.
+    """
+    st = tensor._storage
+    buf = np.asarray(st.export())
+    lay = tensor._layout
+    item = buf.itemsize
+    if lay.numel == 0:
+        return np.empty(lay.shape, buf.dtype)
+    return np.lib.stride_tricks.as_strided(
+        buf[lay.offset:],
+        shape=lay.shape,
+        strides=tuple(s * item for s in lay.strides),
+        writeable=False,
+    )
+
+
+def dense_values(tensor):
+    """The tensor's values as a jax array of its shape that no storage will donate."""
+    st = tensor._storage
+    if _whole(tensor):
+        return st.export()
+    with st.lock:
+        return _read(st.buffer, tensor._layout)
+
+
+def dlpack_device(tensor):
+    """``(device type, device id)`` of the tensor's storage, in DLPack's enumeration."""
+    buf = tensor._storage.buffer
+    if isinstance(buf, jax.core.Tracer):
+        raise BufferError("a tensor traced inside jax.jit cannot be exported through DLPack")
+    return buf.__dlpack_device__()
+
+
+def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule holding a snapshot of the tensor's values (see module docstring).
+
+    CPU consumers that speak DLPack 1.0 get a zero-copy read-only capsule of any
+    layout with non-negative strides; others get the whole storage without a copy
+    when the tensor is exactly its storage, and a dense copy otherwise.
+    """
+    own = dlpack_device(tensor)
+    if dl_device is not None and tuple(dl_device) != tuple(own):
+        if copy is False:
+            raise BufferError(
+                f"exporting to DLPack device {tuple(dl_device)} from {tuple(own)} needs a "
+                "copy, but copy=False"
+            )
+        return dense_values(tensor).__dlpack__(stream=stream, dl_device=dl_device)
+    lay = tensor._layout
+    if (
+        tensor.device.platform == "cpu"
+        and max_version is not None
+        and tuple(max_version) >= (1, 0)
+        and all(s >= 0 for s in lay.strides)
+    ):
+        return host_view(tensor).__dlpack__(stream=stream, max_version=max_version, copy=copy)
+    if copy is False and not _whole(tensor):
+        raise BufferError(
+            f"a tensor with layout {lay} cannot be exported through DLPack "
+            f"{'0.x' if max_version is None else max_version} without a copy, but copy=False"
+        )
+    values = dense_values(tensor)
+    if copy and _whole(tensor):
+        values = jnp.array(values, copy=True)
+    return values.__dlpack__(stream=stream)
+
+
+# ---------------------------------------------------------------------- DLPack import
+
+
+def import_dlpack(x, device=None, copy=None):
+    """(flat jax buffer, layout, shared) for an object with ``__dlpack__``.
+
+    CPU producers are read through NumPy's DLPack consumer; their memory is aliased
+    when ``copy`` is not True and JAX can alias it (64-byte-aligned, non-negative
+    strides), else copied. Other devices go through ``jax.dlpack``.
+    """
+    kind, _ = x.__dlpack_device__()
+    target = None if device is None else as_device(device)
+    if int(kind) == 1:
+        return import_host(np.from_dlpack(x), target or default_device(), copy)
+    arr = jax.dlpack.from_dlpack(x, device=target, copy=copy)
+    if arr.ndim != 1:
+        if copy is False:
+            raise ValueError(
+                f"from_dlpack(copy=False): a {arr.ndim}-D device buffer cannot become a flat "
+                "storage without a copy"
+            )
+        arr = arr.reshape(-1)
+        return arr, L.contiguous(arr.shape[:1]), False
+    return arr, L.contiguous(arr.shape), not copy
+
+
+_ALIGN = 64
+
+
+def import_host(arr, device, copy=None):
+    """(flat jax buffer, layout, shared) holding the NumPy array ``arr`` on ``device``.
+
+    ``copy=True``: a private dense copy. ``copy=False``: an alias of ``arr``'s memory
+    (strides kept) or ValueError. ``copy=None``: an alias when possible, else a copy.
+    """
+    if copy or arr.size == 0:
+        dense = np.ascontiguousarray(arr)
+        return host_to_device(dense, device), L.contiguous(arr.shape), False
+    if device.platform != "cpu":
+        if copy is False:
+            raise ValueError(
+                f"copy=False: host memory cannot be aliased on device {device}; a copy is needed"
+            )
+        return import_host(arr, device, copy=True)
+    item = arr.itemsize
+    flipped = tuple(d for d, s in enumerate(arr.strides) if s < 0)
+    base = np.flip(arr, flipped) if flipped else arr
+    if any(s % item for s in arr.strides) or base.ctypes.data % _ALIGN:
+        if copy is False:
+            raise ValueError(
+                f"copy=False: JAX aliases host memory only when it is {_ALIGN}-byte aligned "
+                f"with strides that are multiples of the item size (address offset "
+                f"{base.ctypes.data % _ALIGN}, strides {arr.strides}); a copy is needed"
+            )
+        return import_host(arr, device, copy=True)
+    strides = tuple(s // item for s in base.strides)
+    lay = L.Layout(base.shape, strides, 0)
+    span = L.required_storage_size(lay)
+    flat = np.lib.stride_tricks.as_strided(base, shape=(span,), strides=(item,))
+    buf, aliased = host_to_device(flat, device, copy=False)
+    if not aliased:
+        if copy is False:
+            raise ValueError("copy=False: JAX did not alias this host array; a copy is needed")
+        return import_host(arr, device, copy=True)
+    if flipped:
+        lay = L.flip(lay, flipped)
+    return buf, lay, True

@@ -207,6 +207,73 @@ class Tensor:
 
     __str__ = __repr__
 
+    # ------------------------------------------------------------------ interop
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The ``arraykit`` module: the array API namespace (2023.12 to 2025.12)."""
+        if api_version not in (None, "2023.12", "2024.12", "2025.12"):
+            raise ValueError(
+                f"unsupported array API version {api_version!r}; arraykit implements "
+                "'2023.12', '2024.12' and '2025.12'"
+            )
+        import arraykit
+
+        return arraykit
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of a snapshot of the values (see :mod:`arraykit.devices`)."""
+        from .devices import export_dlpack
+
+        return export_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(DLPack device type, device id)`` of the storage."""
+        from .devices import dlpack_device
+
+        return dlpack_device(self)
+
+    def to_device(self, device, /, *, stream=None):
+        """A copy on ``device``; ``self`` when it is already there.
+
+        JAX orders the transfer after every pending computation on the source, so
+        ``stream`` (accepted for the standard's signature) needs no handling.
+        """
+        target = as_device(device)
+        st = self._storage
+        if target == st.device:
+            return self
+        lay = self._layout
+        src = self
+        if not (L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()):
+            src = apply(_identity, (self,))
+        with src._storage.lock:
+            buf = jax.device_put(src._storage.buffer, target)
+        return Tensor._make(Storage(buf, self._dtype, target), L.contiguous(self.shape), self._dtype)
+
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """PyTorch-style conversion: ``t.to(dtype)``, ``t.to("cpu")``, ``t.to(device, dtype)``,
+        ``t.to(other)`` (other's device and dtype). Returns ``self`` when nothing changes
+        and ``copy`` is false."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                device = arg.device if device is None else device
+                dtype = arg.dtype if dtype is None else dtype
+            elif isinstance(arg, jax.Device) or (
+                isinstance(arg, str)
+                and arg.partition(":")[0] in ("cpu", "gpu", "cuda", "rocm", "tpu")
+            ):
+                device = arg
+            else:
+                dtype = arg
+        out = self
+        if dtype is not None and D.as_dtype(dtype) is not self._dtype:
+            from .data_types import astype
+
+            out = astype(out, dtype)
+        if device is not None:
+            out = out.to_device(device)
+        return out.clone() if copy and out is self else out
+
     # ------------------------------------------------------------------ views
 
     def view(self, *shape):
