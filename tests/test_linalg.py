@@ -1,0 +1,569 @@
+"""Linear algebra (main namespace and ``arraykit.linalg``) against NumPy, on strided inputs.
+
+Matrices are drawn well conditioned (diagonally dominant, symmetric positive
+definite, or of a chosen rank) and laid out as random views (transposed,
+stepped, flipped). Decompositions are checked by reconstruction as well as
+against ``numpy.linalg``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import arraykit as ak
+from strategies import make_view, strided_pairs
+
+LA = ak.linalg
+SETTINGS = settings(max_examples=12, deadline=None)
+FEW = settings(max_examples=8, deadline=None)
+REAL = ("float32", "float64")
+FLOATING = REAL + ("complex64", "complex128")
+VIEWS = st.sampled_from(["contiguous", "transposed", "stepped", "flipped"])
+BATCH = st.sampled_from([(), (2,), (2, 1)])
+SIDE = st.integers(1, 4)
+
+
+def tol(dtype):
+    """Relative/absolute tolerance for results of order one in ``dtype``."""
+    return 2e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-9
+
+
+def close(got, want, dtype=None, scale=1.0):
+    """``got`` (a tensor) has ``want``'s shape, the expected dtype and values within tolerance."""
+    want = np.asarray(want)
+    dtype = np.dtype(dtype if dtype is not None else want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype.np == dtype, (got.dtype, dtype)
+    t = tol(dtype)
+    np.testing.assert_allclose(got.numpy(), want, rtol=t, atol=t * scale)
+
+
+def hermitian(a):
+    return np.swapaxes(a, -1, -2).conj()
+
+
+@st.composite
+def matrices(draw, dtypes=REAL, shape=None, kind="general"):
+    """(tensor view, ndarray) of a matrix stack; ``kind``: general, wellcond, hermitian, spd."""
+    dt = np.dtype(draw(st.sampled_from(dtypes)))
+    if shape is None:
+        m = draw(SIDE)
+        shape = draw(BATCH) + (m, m)
+    elif isinstance(shape, st.SearchStrategy):
+        shape = draw(shape)
+    part = hnp.arrays(np.float64, shape, elements=st.floats(-1, 1, width=32))
+    a = draw(part)
+    if dt.kind == "c":
+        a = a + 1j * draw(part)
+    m = shape[-1]
+    eye = np.eye(m)
+    if kind == "wellcond":
+        a = a + (m + 1) * eye
+    elif kind == "hermitian":
+        a = (a + hermitian(a)) / 2
+    elif kind == "spd":
+        a = a @ hermitian(a) + m * eye
+    a = a.astype(dt)
+    return make_view(a, draw(VIEWS)), a
+
+
+def wide(a):
+    """``a`` in the widest dtype of its kind, so NumPy references are exact enough."""
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+def real_of(dtype):
+    return np.finfo(np.dtype(dtype)).dtype
+
+
+# ---------------------------------------------------------------------------- main namespace
+
+MM_SHAPES = st.sampled_from([
+    ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((2, 2, 3), (3, 1)),
+    ((1, 2, 3), (4, 3, 2)), ((3,), (2, 3, 2)), ((2, 1, 2, 3), (3, 3, 2)), ((0, 3), (3, 2)),
+    ((2, 0), (0, 3)),
+])
+MM_DTYPES = st.sampled_from(["int8", "int32", "uint8", "int64", "float32", "float64", "complex64", "complex128"])
+
+
+@SETTINGS
+@given(st.data(), MM_SHAPES, MM_DTYPES, MM_DTYPES)
+def test_matmul(data, shapes, dt1, dt2):
+    x1, a1 = data.draw(strided_pairs(dtype=dt1, shape=shapes[0], min_value=-8, max_value=8))
+    x2, a2 = data.draw(strided_pairs(dtype=dt2, shape=shapes[1], min_value=-8, max_value=8))
+    want = np.matmul(a1, a2)
+    got = ak.matmul(x1, x2)
+    if want.dtype.kind in "iu":
+        assert got.dtype.np == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    else:
+        scale = float(np.abs(a1).max(initial=1)) * float(np.abs(a2).max(initial=1)) * 3
+        close(got, wide(a1) @ wide(a2), want.dtype, scale)
+    assert ak.linalg.matmul is ak.matmul
+
+
+def test_matmul_float32_full_precision():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 64)).astype(np.float32)
+    got = ak.matmul(ak.asarray(a), ak.asarray(b)).numpy()
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(got - exact).max() < 1e-4
+
+
+def test_matmul_errors():
+    a = ak.asarray(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(2, 3\)"):
+        ak.matmul(a, a)
+    with pytest.raises(ValueError, match="dim -1"):
+        ak.matmul(ak.asarray(np.ones(4)), a)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        ak.matmul(ak.asarray(np.float64(1)), a)
+    with pytest.raises(ValueError, match=r"\(2, 2, 3\).*\(3, 3, 1\)"):
+        ak.matmul(ak.asarray(np.ones((2, 2, 3))), ak.asarray(np.ones((3, 3, 1))))
+    with pytest.raises(TypeError):
+        ak.matmul(ak.asarray(np.ones((2, 2), bool)), ak.asarray(np.ones((2, 2), bool)))
+    with pytest.raises(TypeError):
+        ak.matmul(a, np.ones((3, 2)))
+
+
+TD_CASES = st.sampled_from([
+    ((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 4), 1), ((2, 3), (4,), 0), ((3, 4), (3, 4), 2),
+    ((2, 3, 4), (4, 2, 3), ((0, 1), (1, 2))), ((2, 3, 4), (4, 3), ((-1, 1), (0, -1))),
+    ((3,), (3,), ((0,), (0,))),
+])
+
+
+@SETTINGS
+@given(st.data(), TD_CASES, st.sampled_from(["int16", "float32", "float64", "complex128"]))
+def test_tensordot(data, case, dt):
+    s1, s2, axes = case
+    x1, a1 = data.draw(strided_pairs(dtype=dt, shape=s1, min_value=-4, max_value=4))
+    x2, a2 = data.draw(strided_pairs(dtype="float64", shape=s2, min_value=-4, max_value=4))
+    got = ak.tensordot(x1, x2, axes=axes)
+    want = np.tensordot(a1, a2, axes=axes)
+    close(got, np.tensordot(wide(a1), a2, axes=axes), want.dtype, 100)
+    assert ak.linalg.tensordot is ak.tensordot
+
+
+def test_tensordot_errors():
+    a = ak.asarray(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(2, 3\)"):
+        ak.tensordot(a, a, axes=1)
+    with pytest.raises(ValueError):
+        ak.tensordot(a, a, axes=3)
+    with pytest.raises(ValueError):
+        ak.tensordot(a, a, axes=-1)
+    with pytest.raises(ValueError, match="lengths"):
+        ak.tensordot(a, a, axes=((0, 1), (0,)))
+    with pytest.raises(IndexError):
+        ak.tensordot(a, a, axes=((2,), (0,)))
+
+
+VD_CASES = st.sampled_from([
+    ((3,), (3,), -1), ((2, 3), (3,), -1), ((4, 1, 3), (2, 3), -1), ((3, 2), (2, 3, 2), -2),
+    ((2, 3), (2, 3), -2), ((2, 3), (2, 3), 1), ((0, 3), (1, 3), -1),
+])
+
+
+@SETTINGS
+@given(st.data(), VD_CASES, st.sampled_from(["int32", "float32", "float64", "complex64", "complex128"]))
+def test_vecdot(data, case, dt):
+    s1, s2, axis = case
+    x1, a1 = data.draw(strided_pairs(dtype=dt, shape=s1, min_value=-4, max_value=4))
+    x2, a2 = data.draw(strided_pairs(dtype=dt, shape=s2, min_value=-4, max_value=4))
+    got = ak.vecdot(x1, x2, axis=axis)
+    want = np.vecdot(a1, a2, axis=axis)
+    if want.dtype.kind in "iu":
+        assert got.dtype.np == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    else:
+        close(got, np.vecdot(wide(a1), wide(a2), axis=axis), want.dtype, 1e4)
+
+
+def test_vecdot_conjugates_first_argument_and_checks_axis():
+    x1 = ak.asarray([1j, 2j, 3j])
+    x2 = ak.asarray([1, 2j, 3])
+    assert complex(ak.vecdot(x1, x2)) == pytest.approx(4 - 10j)
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(2, 4\)"):
+        ak.vecdot(ak.asarray(np.ones((2, 3))), ak.asarray(np.ones((2, 4))))
+    with pytest.raises(IndexError):
+        ak.vecdot(ak.asarray(np.ones((2, 3))), ak.asarray(np.ones(3)), axis=-2)
+
+
+def test_matrix_transpose_is_a_view():
+    base = ak.asarray(np.arange(24.0).reshape(2, 3, 4))
+    t = ak.matrix_transpose(base)
+    assert t.shape == (2, 4, 3)
+    assert ak.shares_memory(t, base)
+    np.testing.assert_array_equal(t.numpy(), np.swapaxes(np.arange(24.0).reshape(2, 3, 4), -1, -2))
+    t[0, 1, 2] = -1.0
+    assert base.numpy()[0, 2, 1] == -1.0
+    assert ak.linalg.matrix_transpose is ak.matrix_transpose
+    with pytest.raises(ValueError):
+        ak.matrix_transpose(ak.asarray(np.ones(3)))
+
+
+# ---------------------------------------------------------------------------- linalg: views, sums, products
+
+
+@SETTINGS
+@given(strided_pairs(shape=hnp.array_shapes(min_dims=2, max_dims=4, min_side=0, max_side=4)), st.integers(-5, 5))
+def test_diagonal_is_a_view(pair, offset):
+    x, a = pair
+    got = LA.diagonal(x, offset=offset)
+    want = np.linalg.diagonal(a, offset=offset)
+    assert got.shape == want.shape and got.dtype.np == a.dtype
+    assert ak.shares_memory(got, x) or got.size == 0
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@SETTINGS
+@given(
+    strided_pairs(
+        dtype=st.sampled_from(["int8", "uint8", "int32", "uint64", "float32", "float64", "complex64"]),
+        shape=hnp.array_shapes(min_dims=2, max_dims=3, min_side=0, max_side=4),
+        min_value=-100, max_value=100,
+    ),
+    st.integers(-4, 4),
+    st.booleans(),
+)
+def test_trace(pair, offset, wide_dtype):
+    x, a = pair
+    if wide_dtype:
+        want_dtype = np.complex128 if a.dtype.kind == "c" else np.float64
+        got = LA.trace(x, offset=offset, dtype=ak.asarray(np.zeros(0, want_dtype)).dtype)
+    else:
+        want_dtype = {"i": np.int64, "u": np.uint64}.get(a.dtype.kind, a.dtype)
+        got = LA.trace(x, offset=offset)
+    want = np.trace(a.astype(want_dtype), offset=offset, axis1=-2, axis2=-1)
+    assert got.dtype.np == np.dtype(want_dtype)
+    close(got, want.astype(want_dtype), want_dtype, 1e3)
+
+
+@SETTINGS
+@given(st.data(), st.sampled_from(["int16", "float32", "complex128"]), st.sampled_from(["float64", "int8"]))
+def test_outer(data, dt1, dt2):
+    x1, a1 = data.draw(strided_pairs(dtype=dt1, shape=hnp.array_shapes(min_dims=1, max_dims=1, max_side=5), min_value=-9, max_value=9))
+    x2, a2 = data.draw(strided_pairs(dtype=dt2, shape=hnp.array_shapes(min_dims=1, max_dims=1, max_side=5), min_value=-9, max_value=9))
+    want = np.outer(a1, a2)
+    close(LA.outer(x1, x2), want, want.dtype, 1e3)
+    with pytest.raises(ValueError):
+        LA.outer(x1, ak.asarray(np.ones((2, 2))))
+
+
+CROSS_CASES = st.sampled_from([((3,), (3,), -1), ((2, 3), (3,), -1), ((3, 2), (4, 3, 1), -2), ((1, 3), (2, 3), -1)])
+
+
+@SETTINGS
+@given(st.data(), CROSS_CASES, st.sampled_from(["int64", "float32", "float64", "complex128"]))
+def test_cross(data, case, dt):
+    s1, s2, axis = case
+    x1, a1 = data.draw(strided_pairs(dtype=dt, shape=s1, min_value=-9, max_value=9))
+    x2, a2 = data.draw(strided_pairs(dtype="int32", shape=s2))
+    want = np.linalg.cross(a1, a2, axis=axis)
+    got = LA.cross(x1, x2, axis=axis)
+    if want.dtype.kind in "iu":
+        assert got.dtype.np == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    else:
+        close(got, np.linalg.cross(wide(a1), a2, axis=axis), want.dtype, 1e5)
+
+
+def test_cross_needs_size_three():
+    with pytest.raises(ValueError, match="size 3"):
+        LA.cross(ak.asarray(np.ones((2, 2))), ak.asarray(np.ones((2, 2))))
+    with pytest.raises(ValueError):
+        LA.cross(ak.asarray(np.ones((2, 3))), ak.asarray(np.ones((2, 4))))
+
+
+# ---------------------------------------------------------------------------- linalg: solvers
+
+
+@FEW
+@given(matrices(FLOATING, kind="wellcond"))
+def test_inv_det_slogdet(pair):
+    x, a = pair
+    m = a.shape[-1]
+    close(LA.inv(x), np.linalg.inv(wide(a)), a.dtype)
+    det = np.linalg.det(wide(a))
+    close(LA.det(x), det, a.dtype, float(np.abs(det).max()))
+    sign, logabs = LA.slogdet(x)
+    want_sign, want_log = np.linalg.slogdet(wide(a))
+    close(sign, want_sign, a.dtype)
+    close(logabs, want_log, real_of(a.dtype), m)
+    assert LA.slogdet(x)._fields == ("sign", "logabsdet")
+
+
+SOLVE_SHAPES = st.sampled_from([
+    ((3, 3), (3,)), ((2, 3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3, 1)),
+    ((2, 1, 3, 3), (4, 3, 2)), ((3, 3), (2, 3, 3)), ((1, 1), (1, 0)),
+])
+
+
+@FEW
+@given(st.data(), SOLVE_SHAPES, st.sampled_from(FLOATING), st.sampled_from(REAL))
+def test_solve(data, shapes, dt1, dt2):
+    x1, a1 = data.draw(matrices((dt1,), shape=shapes[0], kind="wellcond"))
+    x2, a2 = data.draw(strided_pairs(dtype=dt2, shape=shapes[1], min_value=-4, max_value=4))
+    dtype = np.promote_types(a1.dtype, a2.dtype)
+    got = LA.solve(x1, x2)
+    if a2.ndim == 1:
+        want = np.linalg.solve(wide(a1), wide(a2)[:, None])[..., 0]
+    else:
+        want = np.linalg.solve(wide(a1), wide(a2))
+    close(got, want, dtype, 4)
+
+
+def test_solve_errors():
+    a = ak.asarray(np.eye(3))
+    with pytest.raises(ValueError, match=r"\(3, 3\).*\(4,\)"):
+        LA.solve(a, ak.asarray(np.ones(4)))
+    with pytest.raises(ValueError, match=r"\(2, 3, 3\).*\(4, 3, 1\)"):
+        LA.solve(ak.asarray(np.ones((2, 3, 3))), ak.asarray(np.ones((4, 3, 1))))
+    with pytest.raises(ValueError, match="square"):
+        LA.solve(ak.asarray(np.ones((3, 2))), ak.asarray(np.ones(3)))
+
+
+@SETTINGS
+@given(matrices(FLOATING, kind="spd"), st.booleans())
+def test_cholesky(pair, upper):
+    x, a = pair
+    got = LA.cholesky(x, upper=upper)
+    want = np.linalg.cholesky(wide(a), upper=upper)
+    close(got, want, a.dtype, a.shape[-1])
+
+
+@SETTINGS
+@given(matrices(FLOATING, kind="wellcond"), st.integers(-3, 4))
+def test_matrix_power(pair, n):
+    x, a = pair
+    want = np.linalg.matrix_power(wide(a), n)
+    close(LA.matrix_power(x, n), want, a.dtype, float(np.abs(want).max(initial=1)))
+
+
+def test_matrix_power_integers():
+    a = np.array([[1, 1], [1, 0]], dtype=np.int32)
+    got = LA.matrix_power(ak.asarray(a), 10)
+    assert got.dtype is ak.int32
+    np.testing.assert_array_equal(got.numpy(), np.linalg.matrix_power(a, 10))
+    np.testing.assert_array_equal(LA.matrix_power(ak.asarray(a), 0).numpy(), np.eye(2))
+    with pytest.raises(TypeError):
+        LA.matrix_power(ak.asarray(a), -1)
+
+
+# ---------------------------------------------------------------------------- linalg: decompositions
+
+
+@FEW
+@given(matrices(FLOATING, kind="hermitian"))
+def test_eigh(pair):
+    x, a = pair
+    w, v = LA.eigh(x)
+    real = real_of(a.dtype)
+    close(w, np.linalg.eigvalsh(wide(a)), real, a.shape[-1])
+    assert v.dtype.np == a.dtype
+    vn, wn = v.numpy(), w.numpy()
+    rebuilt = (vn * wn[..., None, :]) @ hermitian(vn)
+    np.testing.assert_allclose(rebuilt, a, atol=tol(a.dtype) * a.shape[-1] * 4)
+    close(LA.eigvalsh(x), np.linalg.eigvalsh(wide(a)), real, a.shape[-1])
+    assert LA.eigh(x)._fields == ("eigenvalues", "eigenvectors")
+
+
+def test_eigh_reads_lower_triangle_like_numpy():
+    a = np.array([[2.0, 100.0], [1.0, 3.0]])
+    np.testing.assert_allclose(LA.eigvalsh(ak.asarray(a)).numpy(), np.linalg.eigvalsh(a))
+
+
+def _same_multiset(got, want, atol):
+    """Every value of ``want`` matched by a distinct, close value of ``got``."""
+    got = list(got)
+    for value in want:
+        k = int(np.argmin([abs(g - value) for g in got]))
+        assert abs(got[k] - value) <= atol, (got, want)
+        got.pop(k)
+
+
+@FEW
+@given(matrices(FLOATING, kind="wellcond"))
+def test_eig(pair):
+    x, a = pair
+    w, v = LA.eig(x)
+    cdt = np.result_type(a.dtype, np.complex64)
+    assert w.dtype.np == cdt and v.dtype.np == cdt
+    assert w.shape == a.shape[:-1] and v.shape == a.shape
+    wn, vn = w.numpy(), v.numpy()
+    np.testing.assert_allclose(a @ vn, vn * wn[..., None, :], atol=tol(a.dtype) * 20)
+    np.testing.assert_allclose(np.linalg.norm(vn, axis=-2), 1, atol=tol(a.dtype) * 10)
+    vals = LA.eigvals(x)
+    assert vals.dtype.np == cdt
+    want = np.linalg.eigvals(wide(a)).reshape(-1, a.shape[-1])
+    for got_row, want_row in zip(vals.numpy().reshape(want.shape), want):
+        _same_multiset(got_row, want_row, 1e-3 if cdt == np.complex64 else 1e-7)
+    assert LA.eig(x)._fields == ("eigenvalues", "eigenvectors")
+
+
+RECT = st.sampled_from([(2, 3), (3, 2), (4, 4), (2, 4, 1), (1, 3, 2), (0, 2), (2, 0)])
+
+
+@FEW
+@given(st.data(), RECT, st.sampled_from(["reduced", "complete"]))
+def test_qr(data, shape, mode):
+    x, a = data.draw(matrices(FLOATING, shape=shape))
+    q, r = LA.qr(x, mode=mode)
+    wq, wr = np.linalg.qr(wide(a), mode=mode)
+    assert q.shape == wq.shape and r.shape == wr.shape
+    assert q.dtype.np == a.dtype and r.dtype.np == a.dtype
+    qn, rn = q.numpy(), r.numpy()
+    t = tol(a.dtype) * 4
+    np.testing.assert_allclose(qn @ rn, a, atol=t)
+    np.testing.assert_allclose(np.triu(rn), rn, atol=0)
+    k = qn.shape[-1]
+    np.testing.assert_allclose(hermitian(qn) @ qn, np.broadcast_to(np.eye(k), qn.shape[:-2] + (k, k)), atol=t)
+    assert LA.qr(x)._fields == ("Q", "R")
+
+
+@FEW
+@given(st.data(), RECT, st.booleans())
+def test_svd(data, shape, full):
+    x, a = data.draw(matrices(FLOATING, shape=shape))
+    u, s, vh = LA.svd(x, full_matrices=full)
+    wu, ws, wvh = np.linalg.svd(wide(a), full_matrices=full)
+    assert (u.shape, s.shape, vh.shape) == (wu.shape, ws.shape, wvh.shape)
+    assert u.dtype.np == a.dtype and vh.dtype.np == a.dtype
+    close(s, ws, real_of(a.dtype), 4)
+    k = s.shape[-1]
+    un, sn, vhn = u.numpy(), s.numpy(), vh.numpy()
+    rebuilt = (un[..., :, :k] * sn[..., None, :]) @ vhn[..., :k, :]
+    np.testing.assert_allclose(rebuilt, a, atol=tol(a.dtype) * 8)
+    close(LA.svdvals(x), ws, real_of(a.dtype), 4)
+    assert LA.svd(x)._fields == ("U", "S", "Vh")
+
+
+@FEW
+@given(st.data(), st.sampled_from([(3, 3), (2, 4, 3), (3, 5), (0, 3)]), st.integers(0, 3))
+def test_matrix_rank_and_pinv(data, shape, rank):
+    m, n = shape[-2:]
+    rank = min(rank, m, n)
+    dt = np.dtype(data.draw(st.sampled_from(FLOATING)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    left = rng.standard_normal(shape[:-1] + (rank,))
+    right = rng.standard_normal(shape[:-2] + (rank, n))
+    a = (left @ right).astype(dt)
+    if dt.kind == "c":
+        a = a * (1 + 1j)
+    x = make_view(a, data.draw(VIEWS))
+    got = LA.matrix_rank(x)
+    assert got.dtype is ak.int64 and got.shape == shape[:-2]
+    np.testing.assert_array_equal(got.numpy(), rank)
+    rtol = data.draw(st.sampled_from([None, 1e-3, "tensor"]))
+    if rtol == "tensor":
+        r = np.full(shape[:-2], 1e-3, dtype=real_of(dt))
+        kw, want_rtol = {"rtol": ak.asarray(r)}, r
+    else:
+        kw = {"rtol": rtol}
+        want_rtol = max(m, n) * np.finfo(dt).eps if rtol is None else rtol
+    np.testing.assert_array_equal(LA.matrix_rank(x, **kw).numpy(), rank)
+    want = np.linalg.pinv(wide(a), rtol=want_rtol)
+    close(LA.pinv(x, **kw), want, dt, float(np.abs(want).max(initial=1)) * 10)
+
+
+def test_matrix_rank_rtol_cuts_singular_values():
+    a = np.diag([1.0, 1e-2, 1e-5])
+    assert int(LA.matrix_rank(ak.asarray(a))) == 3
+    assert int(LA.matrix_rank(ak.asarray(a), rtol=1e-3)) == 2
+    assert int(LA.matrix_rank(ak.asarray(a), rtol=0.5)) == 1
+
+
+# ---------------------------------------------------------------------------- linalg: norms
+
+
+@SETTINGS
+@given(
+    matrices(FLOATING, shape=st.sampled_from([(2, 3), (3, 3), (2, 2, 4), (3, 1)])),
+    st.sampled_from(["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]),
+    st.booleans(),
+)
+def test_matrix_norm(pair, ord, keepdims):
+    x, a = pair
+    got = LA.matrix_norm(x, ord=ord, keepdims=keepdims)
+    want = np.linalg.matrix_norm(wide(a), ord=ord, keepdims=keepdims)
+    close(got, want, real_of(a.dtype), 10)
+
+
+@SETTINGS
+@given(
+    strided_pairs(
+        dtype=st.sampled_from(FLOATING),
+        shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4),
+        min_value=-10, max_value=10,
+    ),
+    st.sampled_from([2, 1, 0, -1, -2, math.inf, -math.inf, 3, 0.5, 2.5, -1.5]),
+    st.booleans(),
+    st.data(),
+)
+def test_vector_norm(pair, ord, keepdims, data):
+    x, a = pair
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1) | st.lists(st.integers(0, a.ndim - 1), min_size=1, unique=True).map(tuple))
+    got = LA.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    with np.errstate(all="ignore"):
+        want = np.linalg.vector_norm(wide(a), axis=axis, keepdims=keepdims, ord=ord)
+    close(got, want, real_of(a.dtype), 1e3)
+
+
+def test_norm_argument_errors():
+    x = ak.asarray(np.ones((2, 2)))
+    with pytest.raises(ValueError):
+        LA.matrix_norm(x, ord=3)
+    with pytest.raises(ValueError):
+        LA.vector_norm(x, ord="fro")
+    with pytest.raises(ValueError):
+        LA.matrix_norm(ak.asarray(np.ones(3)))
+
+
+# ---------------------------------------------------------------------------- dtypes, tracing
+
+
+FLOAT_ONLY = [
+    lambda x: LA.cholesky(x), lambda x: LA.det(x), lambda x: LA.eig(x), lambda x: LA.eigvals(x),
+    lambda x: LA.eigh(x), lambda x: LA.eigvalsh(x), lambda x: LA.inv(x), lambda x: LA.matrix_norm(x),
+    lambda x: LA.matrix_rank(x), lambda x: LA.pinv(x), lambda x: LA.qr(x), lambda x: LA.slogdet(x),
+    lambda x: LA.solve(x, x), lambda x: LA.svd(x), lambda x: LA.svdvals(x), lambda x: LA.vector_norm(x),
+]
+
+
+@pytest.mark.parametrize("fn", FLOAT_ONLY)
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_floating_only_functions_reject_other_dtypes(fn, dtype):
+    with pytest.raises(TypeError):
+        fn(ak.asarray(np.eye(2, dtype=dtype)))
+
+
+def test_bool_rejected_by_numeric_functions():
+    b = ak.asarray(np.ones((3, 3), dtype=bool))
+    for fn in (ak.tensordot, ak.vecdot, LA.cross, LA.trace):
+        with pytest.raises(TypeError):
+            fn(b, b) if fn is not LA.trace else fn(b)
+
+
+def test_functions_trace_inside_jax_jit():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 3)) + 4 * np.eye(3)
+    b = rng.standard_normal(3)
+
+    @jax.jit
+    def step(x, y):
+        return LA.solve(x, y), LA.svd(x).S, LA.matrix_rank(x, rtol=ak.asarray(np.float64(1e-3))), ak.matmul(x, x)
+
+    sol, s, rank, sq = step(ak.asarray(a), ak.asarray(b))
+    np.testing.assert_allclose(sol.numpy(), np.linalg.solve(a, b))
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False))
+    assert int(rank) == 3
+    np.testing.assert_allclose(sq.numpy(), a @ a)
