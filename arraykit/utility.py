@@ -19,8 +19,20 @@ from .tensor import Tensor
 __all__ = ["all", "any", "diff"]
 
 
+def _nonzero_bits(x):
+    """Exact ``x != 0`` for floats: XLA on CPU flushes subnormals to zero in comparisons."""
+    bits = lax.bitcast_convert_type(x, jnp.dtype(f"uint{x.dtype.itemsize * 8}"))
+    return (bits << 1) != 0
+
+
 def _truth(x):
-    return x if x.dtype == jnp.bool_ else x != 0
+    if x.dtype == jnp.bool_:
+        return x
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return _nonzero_bits(jnp.real(x)) | _nonzero_bits(jnp.imag(x))
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return _nonzero_bits(x)
+    return x != 0
 
 
 def _all(x, axis, keepdims):
@@ -55,23 +67,26 @@ def _diff(*args):
     return a
 
 
-def _edge(value, x, axis, name):
-    """``prepend``/``append`` as a tensor shaped like ``x`` except along ``axis``."""
-    if not isinstance(value, Tensor):
-        if D.scalar_kind(value) is None:
-            raise TypeError(f"diff: {name} must be an array or a Python scalar, got {type(value).__name__}")
-        dtype = D.promote_scalar(x._dtype, value)
+def _edge(value, x, axis, name, dtype):
+    """``prepend``/``append`` as a tensor shaped like ``x`` except along ``axis``, and
+    ``dtype`` promoted with it (Python scalars follow the scalar rules)."""
+    if isinstance(value, Tensor):
+        dtype = D.promote(dtype, value._dtype)
+    elif D.scalar_kind(value) is not None:
+        dtype = D.promote_scalar(dtype, value)
         value = from_numpy(np.asarray(value, dtype=dtype.np), device=x.device)
+    else:
+        raise TypeError(f"diff: {name} must be an array or a Python scalar, got {type(value).__name__}")
     check_same_device(x.device, value.device, "diff")
     shape = x.shape[:axis] + (1,) + x.shape[axis + 1:]
     if value.ndim == 0:
-        return value._view(L.broadcast_to(value._layout, shape))
+        return value._view(L.broadcast_to(value._layout, shape)), dtype
     if value.ndim != x.ndim or value.shape[:axis] + value.shape[axis + 1:] != shape[:axis] + shape[axis + 1:]:
         raise ValueError(
             f"diff: {name} of shape {value.shape} must match the shape {x.shape} of x "
             f"except along axis {axis}"
         )
-    return value
+    return value, dtype
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
@@ -88,10 +103,8 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
         raise ValueError(f"diff: order n must be non-negative, got {n}")
     parts = [x]
     dtype = x._dtype
-    if prepend is not None:
-        parts.insert(0, _edge(prepend, x, axis, "prepend"))
-        dtype = D.promote(dtype, parts[0]._dtype)
-    if append is not None:
-        parts.append(_edge(append, x, axis, "append"))
-        dtype = D.promote(dtype, parts[-1]._dtype)
+    for name, value in (("prepend", prepend), ("append", append)):
+        if value is not None:
+            edge, dtype = _edge(value, x, axis, name, dtype)
+            parts.insert(0 if name == "prepend" else len(parts), edge)
     return apply(_diff, tuple(parts), (axis, n, dtype.np))
