@@ -2,8 +2,10 @@
 searchsorted and where.
 
 ``nonzero`` has a data-dependent shape: one kernel counts the non-zero elements,
-the count is synchronised to the host once, and a second kernel with that static
-size produces the indices (so it cannot run under a JAX trace). Every index result
+the count is synchronised to the host once, and a second kernel produces the
+indices into buffers of that count rounded up to a power of two (see
+:func:`bucket`); the results are views of the exact length. It cannot run under a
+JAX trace. Every index result
 has the default index dtype ``int64``.
 """
 
@@ -24,6 +26,15 @@ from .tensor import Tensor
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 _INDEX = np.dtype(np.int64)
+
+
+def bucket(n):
+    """Static buffer size for a data-dependent count ``n``: the next power of two.
+
+    Kernels whose output size depends on data compile once per bucket instead of
+    once per distinct count (at most log2 of the input size programs).
+    """
+    return 0 if n == 0 else 1 << (n - 1).bit_length()
 
 
 def _traced(t):
@@ -112,7 +123,7 @@ def nonzero(x, /):
             "trace; use arraykit.where or a mask multiply instead"
         )
     count = int(apply(_count_nonzero, (x,), (tuple(range(x.ndim)), False)).item())
-    return tuple(apply(_nonzero, (x,), (count,), multiple=True))
+    return tuple(t[:count] for t in apply(_nonzero, (x,), (bucket(count),), multiple=True))
 
 
 def where(condition, x1, x2, /):

@@ -2,9 +2,11 @@
 
 The unique functions have data-dependent shapes. A first kernel sorts the
 flattened input (stable) and marks where each run of equal values starts; the
-number of distinct values is synchronised to the host once; a second kernel with
-that static size gathers values, first-occurrence indices, inverse indices and
-counts. Uniqueness follows value equality: every NaN is distinct, ``-0.0`` and
+number of distinct values is synchronised to the host once; a second kernel
+gathers values, first-occurrence indices, inverse indices and counts into buffers
+whose static size is that number rounded up to a power of two (so at most
+log2(size) programs are compiled per input layout), and the results are views of
+the exact length. Uniqueness follows value equality: every NaN is distinct, ``-0.0`` and
 ``0.0`` are one value. Values come out in ascending order (NaNs last).
 """
 
@@ -18,6 +20,8 @@ import numpy as np
 
 from . import dtypes as D
 from .devices import check_same_device
+from .searching import bucket
+from .sorting import argsort_values
 from .kernels.launch import apply
 from .statistical import _tensor
 from .tensor import Tensor
@@ -29,6 +33,13 @@ UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 _INDEX = np.dtype(np.int64)
+# which outputs of each variant have one entry per distinct value (the rest: one per element)
+_DISTINCT = {
+    "values": (True,),
+    "counts": (True, True),
+    "inverse": (True, False),
+    "all": (True, True, False, True),
+}
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -37,19 +48,19 @@ _INDEX = np.dtype(np.int64)
 def _runs(x):
     """Sorted flat values, the sorting permutation, run starts and the run count."""
     flat = x.reshape(-1)
-    perm = jnp.argsort(flat, stable=True)
+    perm = argsort_values(flat, 0, False, True)
     s = flat[perm]
     first = jnp.ones((min(flat.shape[0], 1),), dtype=bool)
     starts = jnp.concatenate([first, s[1:] != s[:-1]])
-    return s, perm.astype(_INDEX), starts, jnp.sum(starts, dtype=_INDEX)
+    return s, perm, starts, jnp.sum(starts, dtype=_INDEX)
 
 
 def _unique(s, perm, starts, size, shape, what):
-    pos = jnp.nonzero(starts, size=size)[0]
+    n = s.shape[0]
+    pos = jnp.nonzero(starts, size=size, fill_value=n)[0]
     values = s[pos]
     if what == "values":
         return (values,)
-    n = s.shape[0]
     group = jnp.cumsum(starts, dtype=_INDEX) - 1
     counts = jnp.diff(jnp.concatenate([pos, jnp.full((1,), n, pos.dtype)])).astype(_INDEX)
     if what == "counts":
@@ -82,8 +93,9 @@ def _unique_parts(x, what, name):
             f"{name}() has a data-dependent output shape and cannot run under a JAX trace"
         )
     s, perm, starts, count = apply(_runs, (x,), (), multiple=True)
-    size = int(count.item())
-    return apply(_unique, (s, perm, starts), (size, x.shape, what), multiple=True)
+    n = int(count.item())
+    parts = apply(_unique, (s, perm, starts), (bucket(n), x.shape, what), multiple=True)
+    return [p[:n] if distinct else p for p, distinct in zip(parts, _DISTINCT[what])]
 
 
 def unique_values(x, /):

@@ -83,6 +83,10 @@ def test_descending_stable_keeps_original_order_of_ties():
     f = np.array([1.0, np.nan, -0.0, 0.0, np.nan], np.float32)
     np.testing.assert_array_equal(ak.argsort(ak.asarray(f)).numpy(), [2, 3, 0, 1, 4])
     np.testing.assert_array_equal(ak.argsort(ak.asarray(f), descending=True).numpy(), [1, 4, 0, 2, 3])
+    c = np.array([complex(np.nan, 1), complex(2, np.nan), 1 + 1j, complex(np.nan, np.nan), -1 + 0j,
+                  complex(np.nan, -3), complex(-5, np.nan)], np.complex64)
+    np.testing.assert_array_equal(ak.argsort(ak.asarray(c)).numpy(), np.argsort(c, kind="stable"))
+    np.testing.assert_array_equal(ak.sort(ak.asarray(c)).numpy(), np.sort(c))
 
 
 def test_sort_errors_and_tracing():
