@@ -19,7 +19,7 @@ from . import indexing_keys as K
 from . import layout as L
 from .devices import as_device, check_same_device
 from .kernels import bodies as _ops
-from .kernels.launch import apply, apply_inplace
+from .kernels.launch import apply, apply_inplace, register_tensor_type
 from .storage import Storage
 
 contiguous_format = "contiguous_format"
@@ -396,13 +396,13 @@ class Tensor:
             return
         p = self._plan(key)
         if p.result_shape is not None:
-            L.broadcast_to(value._layout, p.result_shape)
+            L.broadcast_to(L.contiguous(value.shape), p.result_shape)
         apply_inplace(K.scatter, self, p.operands + (value,), (p.structure, p.result_shape is not None))
 
     def _write(self, value):
         """Store ``value`` (tensor, array-like or scalar) broadcast into this view."""
         value = _coerce_value(value, self)
-        L.broadcast_to(value._layout, self.shape)
+        L.broadcast_to(L.contiguous(value.shape), self.shape)
         apply_inplace(_assign, self, (value,))
         return self
 
@@ -421,8 +421,7 @@ class Tensor:
         return self._write(0)
 
     def _inplace(self, fn, other, true_division=False):
-        other = _coerce_operand(other, self)
-        result = D.promote(self._dtype, other._dtype)
+        other, result = _coerce_operand(other, self)
         if true_division and result.kind in ("bool", "int", "uint"):
             result = D.DEFAULT_FLOAT
         _check_writable_dtype(result, self._dtype)
@@ -459,7 +458,9 @@ class Tensor:
 
     def masked_fill_(self, mask, value):
         """Write ``value`` where the (broadcast) boolean ``mask`` is true, in place."""
-        mask = _coerce_operand(mask, self)
+        mask, _ = _coerce_operand(mask, self)
+        if not isinstance(mask, Tensor):
+            mask = _tensor_from_numpy(mask, self.device)
         if mask._dtype is not D.bool_:
             raise TypeError(f"masked_fill_ expects a bool mask, got {mask._dtype}")
         L.broadcast_to(mask._layout, self.shape)
@@ -491,30 +492,117 @@ class Tensor:
         return self._inplace(_ops.divide, other, true_division=True)
 
     # ------------------------------------------------------------------ operators
+    # Each operator calls the namespace function (arraykit.elementwise); an operand
+    # that is neither a tensor, a NumPy array nor a Python scalar gives
+    # NotImplemented, so Python can try the other operand.
 
-    def __add__(self, other):
-        return _ew.add(self, other)
+    def _operator(dunder, name, reflected=False):
+        """Build a binary operator method calling ``arraykit.<name>``."""
+        if reflected:
+            def method(self, other):
+                try:
+                    return getattr(_ew, name)(other, self)
+                except _ew.OperandTypeError:
+                    return NotImplemented
+        else:
+            def method(self, other):
+                try:
+                    return getattr(_ew, name)(self, other)
+                except _ew.OperandTypeError:
+                    return NotImplemented
+        method.__name__ = method.__qualname__ = dunder
+        return method
 
-    def __radd__(self, other):
-        return _ew.add(other, self)
+    def _inplace_operator(dunder, name):
+        """Build an in-place operator method (``self <op>= other``) for ``arraykit.<name>``."""
+        def method(self, other):
+            try:
+                return _ew.inplace(self, name, other)
+            except _ew.OperandTypeError:
+                return NotImplemented
+        method.__name__ = method.__qualname__ = dunder
+        return method
 
-    def __sub__(self, other):
-        return _ew.subtract(self, other)
+    def _unary_operator(dunder, name):
+        """Build a unary operator method calling ``arraykit.<name>``."""
+        def method(self):
+            return getattr(_ew, name)(self)
+        method.__name__ = method.__qualname__ = dunder
+        return method
 
-    def __rsub__(self, other):
-        return _ew.subtract(other, self)
+    __add__ = _operator("__add__", "add")
+    __radd__ = _operator("__radd__", "add", reflected=True)
+    __sub__ = _operator("__sub__", "subtract")
+    __rsub__ = _operator("__rsub__", "subtract", reflected=True)
+    __mul__ = _operator("__mul__", "multiply")
+    __rmul__ = _operator("__rmul__", "multiply", reflected=True)
+    __truediv__ = _operator("__truediv__", "divide")
+    __rtruediv__ = _operator("__rtruediv__", "divide", reflected=True)
+    __floordiv__ = _operator("__floordiv__", "floor_divide")
+    __rfloordiv__ = _operator("__rfloordiv__", "floor_divide", reflected=True)
+    __mod__ = _operator("__mod__", "remainder")
+    __rmod__ = _operator("__rmod__", "remainder", reflected=True)
+    __pow__ = _operator("__pow__", "pow")
+    __rpow__ = _operator("__rpow__", "pow", reflected=True)
+    __and__ = _operator("__and__", "bitwise_and")
+    __rand__ = _operator("__rand__", "bitwise_and", reflected=True)
+    __or__ = _operator("__or__", "bitwise_or")
+    __ror__ = _operator("__ror__", "bitwise_or", reflected=True)
+    __xor__ = _operator("__xor__", "bitwise_xor")
+    __rxor__ = _operator("__rxor__", "bitwise_xor", reflected=True)
+    __lshift__ = _operator("__lshift__", "bitwise_left_shift")
+    __rlshift__ = _operator("__rlshift__", "bitwise_left_shift", reflected=True)
+    __rshift__ = _operator("__rshift__", "bitwise_right_shift")
+    __rrshift__ = _operator("__rrshift__", "bitwise_right_shift", reflected=True)
+    __eq__ = _operator("__eq__", "equal")
+    __ne__ = _operator("__ne__", "not_equal")
+    __lt__ = _operator("__lt__", "less")
+    __le__ = _operator("__le__", "less_equal")
+    __gt__ = _operator("__gt__", "greater")
+    __ge__ = _operator("__ge__", "greater_equal")
 
-    def __mul__(self, other):
-        return _ew.multiply(self, other)
+    __ifloordiv__ = _inplace_operator("__ifloordiv__", "floor_divide")
+    __imod__ = _inplace_operator("__imod__", "remainder")
+    __ipow__ = _inplace_operator("__ipow__", "pow")
+    __iand__ = _inplace_operator("__iand__", "bitwise_and")
+    __ior__ = _inplace_operator("__ior__", "bitwise_or")
+    __ixor__ = _inplace_operator("__ixor__", "bitwise_xor")
+    __ilshift__ = _inplace_operator("__ilshift__", "bitwise_left_shift")
+    __irshift__ = _inplace_operator("__irshift__", "bitwise_right_shift")
 
-    def __rmul__(self, other):
-        return _ew.multiply(other, self)
+    __neg__ = _unary_operator("__neg__", "negative")
+    __pos__ = _unary_operator("__pos__", "positive")
+    __abs__ = _unary_operator("__abs__", "abs")
+    __invert__ = _unary_operator("__invert__", "bitwise_invert")
 
-    def __truediv__(self, other):
-        return _ew.divide(self, other)
+    del _operator, _inplace_operator, _unary_operator
 
-    def __rtruediv__(self, other):
-        return _ew.divide(other, self)
+    def __matmul__(self, other):
+        if not isinstance(other, (Tensor, np.ndarray)):
+            return NotImplemented
+        import arraykit
+
+        return arraykit.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        if not isinstance(other, np.ndarray):
+            return NotImplemented
+        import arraykit
+
+        return arraykit.matmul(other, self)
+
+    def __imatmul__(self, other):
+        if not isinstance(other, (Tensor, np.ndarray)):
+            return NotImplemented
+        import arraykit
+
+        result = arraykit.matmul(self, other)
+        if result.shape != self.shape:
+            raise ValueError(
+                f"in-place matmul of shapes {self.shape} and {tuple(other.shape)} gives shape "
+                f"{result.shape}, which differs from the left operand's shape"
+            )
+        return self._write(result)
 
     def sum(self, axis=None, keepdims=False, dtype=None):
         """Sum over ``axis`` (see :func:`arraykit.sum`)."""
@@ -599,20 +687,18 @@ def _scalar_for(value, dtype):
             f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
             f"dtype {dtype}"
         )
-    if kind == "int" and dtype.kind in ("int", "uint"):
-        return np.asarray(dtype.np.type(value))
-    return np.asarray(value, dtype=dtype.np)
+    return dtype.np.type(value)
 
 
 def _coerce_value(value, target):
-    """A tensor holding ``value`` (checked to be writable into ``target``'s dtype)."""
+    """``value`` as a tensor or a NumPy scalar, checked to be writable into ``target``."""
     if isinstance(value, Tensor):
         check_same_device(value.device, target.device, "write")
         _check_writable_dtype(value._dtype, target._dtype)
         return value
     scalar = _scalar_for(value, target._dtype)
     if scalar is not None:
-        return _tensor_from_numpy(scalar, target.device)
+        return scalar
     arr = np.asarray(value)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"cannot write {type(value).__name__} of dtype {arr.dtype} into a tensor")
@@ -627,15 +713,15 @@ def _coerce_value(value, target):
 
 
 def _coerce_operand(other, like):
-    """An operand of a binary in-place op as a tensor on ``like``'s device."""
+    """(operand, result dtype) of a binary in-place op; scalars become NumPy scalars."""
     if isinstance(other, Tensor):
         check_same_device(other.device, like.device)
-        return other
-    kind = D.scalar_kind(other)
-    if kind is not None:
+        return other, D.promote(like._dtype, other._dtype)
+    if D.scalar_kind(other) is not None:
         dtype = D.promote_scalar(like._dtype, other)
-        return _tensor_from_numpy(np.asarray(other, dtype=dtype.np), like.device)
-    return _tensor_from_numpy(np.asarray(other), like.device)
+        return dtype.np.type(other), dtype
+    other = _tensor_from_numpy(np.asarray(other), like.device)
+    return other, D.promote(like._dtype, other._dtype)
 
 
 def _tensor_from_numpy(arr, device):
@@ -655,6 +741,7 @@ def _unflatten(aux, children):
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)
+register_tensor_type(Tensor)
 
 
 from . import elementwise as _ew  # noqa: E402  (these modules import Tensor)

@@ -4,9 +4,9 @@ A kernel is a pure JAX function of dense arrays. :func:`apply` wraps it so the
 compiled program reads each operand straight from its storage through its layout
 (see :mod:`.strided`), computes, and returns new flat buffers: one XLA computation
 per operation. :func:`apply_inplace` does the same and writes the result back
-through a target layout with a donating update. Compiled programs are cached by
-(function, static arguments, operand layouts, storage sizes and dtypes); the
-cache's hits and misses are observable through :func:`cache_info`.
+through a target layout with a donating update. Kernels are cached by
+(function, static arguments, operand layouts and dtypes); :func:`cache_info`
+reports cache hits, misses and the number of traces (compilations).
 """
 
 from __future__ import annotations
@@ -14,28 +14,41 @@ from __future__ import annotations
 import threading
 
 import jax
-import numpy as np
 
+from .. import dtypes as D
 from .. import layout as L
+from ..storage import Storage
 from . import strided
 
 
 class _Stats:
-    __slots__ = ("hits", "misses")
+    __slots__ = ("hits", "misses", "traces")
 
     def __init__(self):
         self.hits = 0
         self.misses = 0
+        self.traces = 0
 
 
 _KERNELS = {}
 _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
+_TENSOR = []
+
+
+def register_tensor_type(cls):
+    """Tell the launcher which class is the tensor (called once by tensor.py)."""
+    _TENSOR.append(cls)
 
 
 def cache_info():
-    """Kernel cache counters: ``hits``, ``misses`` (one compile each) and ``size``."""
-    return {"hits": _STATS.hits, "misses": _STATS.misses, "size": len(_KERNELS)}
+    """Kernel cache counters: ``hits``, ``misses``, ``traces`` (compilations), ``size``."""
+    return {
+        "hits": _STATS.hits,
+        "misses": _STATS.misses,
+        "traces": _STATS.traces,
+        "size": len(_KERNELS),
+    }
 
 
 def cache_clear():
@@ -43,17 +56,19 @@ def cache_clear():
     _KERNELS.clear()
     _STATS.hits = 0
     _STATS.misses = 0
+    _STATS.traces = 0
 
 
 class _Compiled:
-    """A jitted kernel plus the output shapes recorded when it was traced."""
+    """A jitted kernel plus the output layouts and dtypes recorded when traced."""
 
-    __slots__ = ("call", "donating", "shapes")
+    __slots__ = ("call", "donating", "layouts", "dtypes")
 
     def __init__(self):
         self.call = None
         self.donating = None
-        self.shapes = None
+        self.layouts = None
+        self.dtypes = None
 
 
 def _lookup(key, build):
@@ -91,39 +106,29 @@ class _Locks:
             s.lock.release()
 
 
-def _operand_key(x):
-    from ..tensor import Tensor
+def _signature(operands, key):
+    """Append each operand's static description to ``key``; return the layouts."""
+    tensor = _TENSOR[0]
+    layouts = []
+    for x in operands:
+        if isinstance(x, tensor):
+            key.append(x._layout)
+            key.append(x._dtype)
+            layouts.append(x._layout)
+        else:
+            key.append(None)
+            key.append(x.dtype)
+            layouts.append(None)
+    return layouts
 
-    if isinstance(x, Tensor):
-        st = x._storage
-        return (x._layout, st._buffer.shape[0], st.dtype)
-    return ("scalar", x.dtype)
 
-
-def _reader(operands):
-    """Static description of how each operand is read inside a kernel."""
-    from ..tensor import Tensor
-
-    return tuple(x._layout if isinstance(x, Tensor) else None for x in operands)
-
-
-def _inputs(operands):
-    from ..tensor import Tensor
-
-    return [x._storage._buffer if isinstance(x, Tensor) else x for x in operands]
+def _buffers(operands):
+    tensor = _TENSOR[0]
+    return [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
 
 
 def _read_all(layouts, bufs):
     return [b if lay is None else strided.read(b, lay) for lay, b in zip(layouts, bufs)]
-
-
-def _wrap_outputs(entry, outs, device):
-    from ..tensor import Tensor
-
-    return [
-        Tensor._from_buffer(buf, L.contiguous(shape), device)
-        for buf, shape in zip(outs, entry.shapes)
-    ]
 
 
 def apply(fn, operands, static=(), device=None, multiple=False):
@@ -131,39 +136,53 @@ def apply(fn, operands, static=(), device=None, multiple=False):
 
     ``operands`` are tensors (read through their layouts) or NumPy scalars / 0-d
     NumPy arrays (passed as 0-d arrays). ``fn`` must be a module-level function and
-    ``static`` hashable: both are part of the cache key. ``fn`` returns one array, or a tuple of arrays when
-    ``multiple`` is true. Results are new contiguous tensors on ``device``
-    (default: the first tensor operand's device).
+    ``static`` hashable: both are part of the cache key. ``fn`` returns one array,
+    or a tuple of arrays when ``multiple`` is true. Results are new contiguous
+    tensors on ``device`` (default: the first tensor operand's device).
     """
-    from ..tensor import Tensor
+    key = [fn, static, multiple]
+    layouts = _signature(operands, key)
+    key = tuple(key)
+    entry = _KERNELS.get(key)
+    if entry is None:
 
-    key = (fn, static, multiple) + tuple(_operand_key(x) for x in operands)
+        def build(entry):
+            def kernel(*bufs):
+                _STATS.traces += 1
+                out = fn(*_read_all(layouts, bufs), *static)
+                outs = out if multiple else (out,)
+                entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
+                entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
+                return tuple(o.reshape(-1) for o in outs)
 
-    def build(entry):
-        layouts = _reader(operands)
+            entry.call = jax.jit(kernel)
 
-        def kernel(*bufs):
-            out = fn(*_read_all(layouts, bufs), *static)
-            outs = out if multiple else (out,)
-            entry.shapes = tuple(o.shape for o in outs)
-            return tuple(o.reshape(-1) for o in outs)
-
-        entry.call = jax.jit(kernel)
-
-    entry = _lookup(key, build)
-    storages = [x._storage for x in operands if isinstance(x, Tensor)]
-    if device is None:
-        from ..devices import default_device
-
-        device = storages[0].device if storages else default_device()
+        entry = _lookup(key, build)
+    else:
+        _STATS.hits += 1
+    tensor = _TENSOR[0]
+    storages = [x._storage for x in operands if isinstance(x, tensor)]
     if len(storages) == 1:
         st = storages[0]
         with st.lock:
-            outs = entry.call(*_inputs(operands))
-    else:
+            outs = entry.call(*_buffers(operands))
+    elif storages:
         with _Locks(storages):
-            outs = entry.call(*_inputs(operands))
-    results = _wrap_outputs(entry, outs, device)
+            outs = entry.call(*_buffers(operands))
+    else:
+        outs = entry.call(*operands)
+    if device is None:
+        if storages:
+            device = storages[0].device
+        else:
+            from ..devices import default_device
+
+            device = default_device()
+    make = tensor._make
+    results = [
+        make(Storage(buf, dtype, device), layout, dtype)
+        for buf, layout, dtype in zip(outs, entry.layouts, entry.dtypes)
+    ]
     return results if multiple else results[0]
 
 
@@ -174,8 +193,6 @@ def apply_inplace(fn, target, operands, static=()):
     write, so overlapping source and target give NumPy's result. The update
     donates the old buffer unless it is shared outside the storage.
     """
-    from ..tensor import Tensor
-
     tl = target._layout
     if L.overlaps_self(tl):
         raise RuntimeError(
@@ -183,35 +200,27 @@ def apply_inplace(fn, target, operands, static=()):
             f"single memory location (shape {tl.shape}, strides {tl.strides}); "
             "clone() the tensor before writing to it"
         )
+    tensor = _TENSOR[0]
     tst = target._storage
-    aliases = tuple(isinstance(x, Tensor) and x._storage is tst for x in operands)
-    key = ("inplace", fn, static, tl, tst._buffer.shape[0], tst.dtype, aliases) + tuple(
-        _operand_key(x) for x in operands
-    )
+    aliases = tuple(isinstance(x, tensor) and x._storage is tst for x in operands)
+    key = ["inplace", fn, static, tl, tst.dtype, aliases]
+    layouts = _signature(operands, key)
+    key = tuple(key)
 
     def build(entry):
-        layouts = _reader(operands)
-
         def kernel(tbuf, *bufs):
+            _STATS.traces += 1
             rest = iter(bufs)
             srcs = [tbuf if same else next(rest) for same in aliases]
-            vals = _read_all(layouts, srcs)
-            new = fn(strided.read(tbuf, tl), *vals, *static)
+            new = fn(strided.read(tbuf, tl), *_read_all(layouts, srcs), *static)
             return strided.write(tbuf, tl, new)
 
         entry.call = jax.jit(kernel)
         entry.donating = jax.jit(kernel, donate_argnums=0)
 
     entry = _lookup(key, build)
-    inputs = [x for same, x in zip(aliases, _inputs(operands)) if not same]
-    storages = [tst] + [x._storage for x in operands if isinstance(x, Tensor)]
+    storages = [tst] + [x._storage for x in operands if isinstance(x, tensor)]
     with _Locks(storages):
+        inputs = [b for same, b in zip(aliases, _buffers(operands)) if not same]
         tst.replace(entry.call, entry.donating, *inputs)
     return target
-
-
-def to_device_buffer(value, dtype, device):
-    """A flat jax buffer of ``value`` (NumPy array or scalar) with ``dtype`` on ``device``."""
-    arr = np.asarray(value, dtype=dtype.np).reshape(-1)
-    return jax.device_put(arr, device)
-
