@@ -640,6 +640,52 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+    # ---- reductions (statistical.py)
+
+    def mean(self, axis=None, keepdims=False):
+        """Arithmetic mean over ``axis`` (see :func:`arraykit.mean`)."""
+        return _stat.mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        """Maximum over ``axis`` (see :func:`arraykit.max`)."""
+        return _stat.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        """Minimum over ``axis`` (see :func:`arraykit.min`)."""
+        return _stat.min(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False, dtype=None):
+        """Product over ``axis`` (see :func:`arraykit.prod`)."""
+        return _stat.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def std(self, axis=None, correction=0.0, keepdims=False):
+        """Standard deviation over ``axis`` (see :func:`arraykit.std`)."""
+        return _stat.std(self, axis=axis, correction=correction, keepdims=keepdims)
+
+    def var(self, axis=None, correction=0.0, keepdims=False):
+        """Variance over ``axis`` (see :func:`arraykit.var`)."""
+        return _stat.var(self, axis=axis, correction=correction, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        """Index of the first maximum (see :func:`arraykit.argmax`)."""
+        return _search.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        """Index of the first minimum (see :func:`arraykit.argmin`)."""
+        return _search.argmin(self, axis=axis, keepdims=keepdims)
+
+    def argsort(self, axis=-1, descending=False, stable=True):
+        """Indices that sort along ``axis`` (see :func:`arraykit.argsort`)."""
+        return _sorting.argsort(self, axis=axis, descending=descending, stable=stable)
+
+    def sort(self, axis=-1, descending=False, stable=True):
+        """A sorted copy along ``axis`` (see :func:`arraykit.sort`)."""
+        return _sorting.sort(self, axis=axis, descending=descending, stable=stable)
+
+    def cumsum(self, axis=None, dtype=None):
+        """Running sums along ``axis`` (see :func:`arraykit.cumulative_sum`)."""
+        return _stat.cumulative_sum(self, axis=axis, dtype=dtype)
+
 
 def _permuted_flat(x, order):
     return jax.numpy.transpose(x, order)
@@ -746,3 +792,5 @@ register_tensor_type(Tensor)
 
 from . import elementwise as _ew  # noqa: E402  (these modules import Tensor)
 from . import statistical as _stat  # noqa: E402
+from . import searching as _search  # noqa: E402
+from . import sorting as _sorting  # noqa: E402

@@ -254,3 +254,20 @@ def test_reductions_trace_under_jit():
     check(v, np.var(a, axis=0, ddof=1), rtol=1e-6)
     check(m, np.max(a.T, axis=1))
     check(c, np.cumsum(a, axis=1))
+
+
+def test_tensor_methods_call_the_namespace_functions():
+    a = np.array([[3.0, 1.0, 2.0], [2.0, 5.0, -1.0]], np.float32)
+    x = ak.asarray(a).mT
+    t = a.T
+    check(x.mean(axis=0), np.mean(t, axis=0))
+    check(x.max(), np.max(t))
+    check(x.min(axis=1, keepdims=True), np.min(t, axis=1, keepdims=True))
+    check(x.prod(axis=1), np.prod(t, axis=1))
+    check(x.std(correction=1), np.std(t, ddof=1), rtol=1e-6)
+    check(x.var(axis=0), np.var(t, axis=0), rtol=1e-6)
+    check(x.argmax(axis=0), np.argmax(t, axis=0))
+    check(x.argmin(), np.asarray(np.argmin(t)))
+    check(x.argsort(axis=0, descending=True), np.argsort(-t, axis=0, kind="stable"))
+    check(x.sort(), np.sort(t))
+    check(x.cumsum(axis=1), np.cumsum(t, axis=1))
