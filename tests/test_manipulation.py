@@ -454,3 +454,38 @@ def test_chain_of_views_matches_numpy(a):
     y = ak.reshape(ak.broadcast_to(y, (2, 4, 3))[1], (12,))
     want = np.reshape(np.broadcast_to(np.flip(a.T, 0), (2, 4, 3))[1], 12)
     check(y, want)
+
+
+def test_copies_run_one_kernel_each():
+    x = ak.asarray(np.arange(12.0).reshape(3, 4))
+    y = ak.asarray(np.arange(8, dtype="int32").reshape(2, 4))
+    calls = [
+        lambda: ak.concat([x, y, ak.flip(x, axis=0)]),
+        lambda: ak.stack([x, x.mT.mT, ak.flip(x)], axis=1),
+        lambda: ak.roll(x, (1, 2), axis=(0, 1)),
+        lambda: ak.tile(x.mT, (2, 1)),
+        lambda: ak.repeat(x, 2, axis=0),
+        lambda: ak.reshape(x.mT, (12,)),
+    ]
+    for call in calls:
+        before = ak.cache_info()
+        call()
+        after = ak.cache_info()
+        assert after["hits"] + after["misses"] - before["hits"] - before["misses"] == 1
+
+
+def test_inside_jax_jit():
+    import jax
+
+    x = ak.asarray(np.arange(12.0).reshape(3, 4))
+
+    def f(t):
+        a = ak.concat([t, ak.flip(t, axis=0)], axis=1)
+        b = ak.roll(ak.reshape(ak.permute_dims(a, (1, 0)), (-1,)), 3)
+        c = ak.repeat(ak.stack([t, t]), 2, axis=-1)
+        return b, ak.tile(c, (2,)), ak.unstack(t)[1], ak.broadcast_arrays(t[:1], t)[0]
+
+    for got, want in zip(jax.jit(f)(x), f(x)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    with pytest.raises(TypeError, match="concrete"):
+        jax.jit(lambda t, r: ak.repeat(t, r))(x, ak.asarray([2]))
