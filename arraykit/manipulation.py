@@ -82,7 +82,7 @@ def _shape_arg(shape, fname):
 
 
 def _sequence(arrays, fname):
-    """The tensors of ``arrays`` (a non-empty tuple or list), all on one device."""
+    """Check ``arrays`` (a non-empty tuple or list of tensors on one device); their promoted dtype."""
     if isinstance(arrays, Tensor) or not isinstance(arrays, (tuple, list)):
         raise TypeError(
             f"{fname} expects a tuple or list of tensors, got {type(arrays).__name__}"
