@@ -92,7 +92,7 @@ def host_to_device(arr, device, copy=True):
     """
     flat = arr.reshape(-1)
     buf = jax.device_put(flat, device)
-    if device.platform != "cpu" or flat.size == 0:
+    if device.platform != "cpu" or flat.size == 0 or isinstance(buf, jax.core.Tracer):
         return buf if copy else (buf, False)
     aliased = _aliases(buf, flat)
     if not copy:
@@ -118,24 +118,37 @@ def _whole(tensor):
     )
 
 
-def host_view(tensor):
-    """A read-only NumPy view of a CPU tensor's values over its storage (no copy).
+class _Exported:
+    """Keeps an exported jax buffer alive under a NumPy view of its memory."""
+
+    __slots__ = ("__array_interface__", "buffer")
+
+    def __init__(self, buffer, interface):
+        self.buffer = buffer
+        self.__array_interface__ = interface
+
+
+def host_view(tensor, writeable=False):
+    """A NumPy view of a CPU tensor's values over its storage (no copy), any layout.
 
     The storage buffer is exported (never donated afterwards), so the view keeps
-    the values as of this call.
+    the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
+    which cannot be told that memory is read-only; writing through it is undefined.
     """
-    st = tensor._storage
-    buf = np.asarray(st.export())
     lay = tensor._layout
-    item = buf.itemsize
+    buf = tensor._storage.export()
     if lay.numel == 0:
         return np.empty(lay.shape, buf.dtype)
-    return np.lib.stride_tricks.as_strided(
-        buf[lay.offset:],
-        shape=lay.shape,
-        strides=tuple(s * item for s in lay.strides),
-        writeable=False,
-    )
+    buf.block_until_ready()
+    item = buf.dtype.itemsize
+    interface = {
+        "version": 3,
+        "shape": lay.shape,
+        "typestr": buf.dtype.str,
+        "data": (buf.unsafe_buffer_pointer() + lay.offset * item, not writeable),
+        "strides": tuple(s * item for s in lay.strides),
+    }
+    return np.asarray(_Exported(buf, interface))
 
 
 def dense_values(tensor):
@@ -158,9 +171,11 @@ def dlpack_device(tensor):
 def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule holding a snapshot of the tensor's values (see module docstring).
 
-    CPU consumers that speak DLPack 1.0 get a zero-copy read-only capsule of any
-    layout with non-negative strides; others get the whole storage without a copy
-    when the tensor is exactly its storage, and a dense copy otherwise.
+    On CPU, DLPack 1.x consumers get every layout with non-negative strides without
+    a copy (marked read-only); legacy consumers (``max_version`` None or 0.x, e.g.
+    JAX) get dense layouts without a copy. Negative strides, which consumers such
+    as PyTorch reject, and other layouts are copied. On other devices only a tensor
+    that is exactly its storage is exported without a copy.
     """
     own = dlpack_device(tensor)
     if dl_device is not None and tuple(dl_device) != tuple(own):
@@ -171,18 +186,23 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
             )
         return dense_values(tensor).__dlpack__(stream=stream, dl_device=dl_device)
     lay = tensor._layout
-    if (
-        tensor.device.platform == "cpu"
-        and max_version is not None
-        and tuple(max_version) >= (1, 0)
-        and all(s >= 0 for s in lay.strides)
-    ):
-        return host_view(tensor).__dlpack__(stream=stream, max_version=max_version, copy=copy)
-    if copy is False and not _whole(tensor):
+    versioned = max_version is not None and tuple(max_version) >= (1, 0)
+    if tensor.device.platform != "cpu":
+        direct = _whole(tensor)
+    elif versioned:
+        direct = all(s >= 0 for s in lay.strides)
+    else:
+        direct = all(s >= 0 for s in lay.strides) and L.is_dense(lay)
+    if copy is False and not direct:
         raise BufferError(
-            f"a tensor with layout {lay} cannot be exported through DLPack "
-            f"{'0.x' if max_version is None else max_version} without a copy, but copy=False"
+            f"a tensor with layout {lay} on {tensor.device} cannot be exported through "
+            "DLPack without a copy, but copy=False"
         )
+    if tensor.device.platform == "cpu":
+        view = host_view(tensor, writeable=not versioned)
+        if copy or not direct:
+            view = np.array(view, order="C")
+        return view.__dlpack__(stream=stream, max_version=max_version)
     values = dense_values(tensor)
     if copy and _whole(tensor):
         values = jnp.array(values, copy=True)
