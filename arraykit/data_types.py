@@ -24,7 +24,8 @@ def _cast(x, np_dtype):
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
-    """``x`` converted to ``dtype`` (any direction except complex to real).
+    """``x`` converted to ``dtype`` (any direction except complex to real; complex to
+    bool is ``x != 0``).
 
     With ``copy=False`` and nothing to change, ``x`` itself is returned. Casting
     complex to a real dtype raises TypeError: take ``real`` or ``imag`` first.
@@ -32,7 +33,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     if not isinstance(x, Tensor):
         raise TypeError(f"astype expects an arraykit tensor, got {type(x).__name__}")
     dtype = D.as_dtype(dtype)
-    if x._dtype.kind == "complex" and dtype.kind != "complex":
+    if x._dtype.kind == "complex" and dtype.kind not in ("complex", "bool"):
         raise TypeError(
             f"astype: casting {x._dtype} to the real dtype {dtype} would drop the imaginary "
             "part; use real(x) or imag(x) first"
