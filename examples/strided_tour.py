@@ -145,7 +145,7 @@ check("row (a view) sees all three writes", row.tolist() == [101.0, 101.0, -1.0,
 check("col2 (another view) sees them too", col2.tolist() == [2.0, -1.0, 10.0])
 
 # ---------------------------------------------------------------------------
-heading("8. Exports are snapshots: np.asarray(x) keeps the values as of the export")
+heading("8. Exports are snapshots: np.asarray / DLPack keep the values as of the export")
 z = ak.zeros((2, 3))
 ptr = z.data_ptr()
 snap = np.asarray(z)             # zero-copy, read-only view of the current buffer
@@ -157,6 +157,14 @@ check("that write could not donate the exported buffer: it copied (new data_ptr)
 ptr = z.data_ptr()
 z[0, 1] = 43.0
 check("the next write donates again (data_ptr unchanged)", z.data_ptr() == ptr)
+w = ak.arange(6, dtype=ak.float32).reshape(2, 3)
+ptr = w.data_ptr()
+dl = np.from_dlpack(w.T)         # DLPack: zero-copy, keeps the strides
+check("np.from_dlpack(w.T) points into w's storage with w.T's strides (in bytes)",
+      dl.ctypes.data == ptr and dl.strides == (4, 12))
+w[0, 1] = -1.0
+check("and it is a snapshot too: the write copied, the export kept the old value",
+      dl[1, 0] == 1.0 and w.data_ptr() != ptr)
 print(f"  snapshot taken before the writes: {snap.tolist()}")
 print(f"  z now:                            {z.tolist()}")
 print("  (numpy(), tolist() and printing export too: the first write after them copies.)")
