@@ -1,6 +1,21 @@
-"""Element-wise functions of the array API."""
+"""Element-wise functions of the array API (standard 2025.12).
+
+Binary functions take tensors or Python scalars on either side (at least one
+tensor); scalars follow the standard's scalar promotion rules (:mod:`.dtypes`),
+NumPy arrays and NumPy scalars are converted to tensors on the other operand's
+device. Each function accepts the dtype category the standard names for it,
+checked on the dtype the computation runs in, and raises ``TypeError`` naming
+the dtype otherwise. Integer division and remainder by zero give 0, and shifts
+by negative or too-large amounts follow NumPy. Every special case of the
+standard (NaN, signed zeros, infinities, complex values) is produced by the
+kernel bodies in :mod:`.kernels.bodies`.
+"""
 
 from __future__ import annotations
+
+import operator
+
+import numpy as np
 
 from . import dtypes as D
 from . import layout as L
@@ -9,9 +24,48 @@ from .kernels import bodies as B
 from .kernels.launch import apply
 from .tensor import Tensor
 
-__all__ = ["add", "divide", "maximum", "minimum", "multiply", "subtract"]
+__all__ = [
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_left_shift", "bitwise_invert", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign", "cos",
+    "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater",
+    "greater_equal", "hypot", "imag", "isfinite", "isinf", "isnan", "less",
+    "less_equal", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply",
+    "negative", "nextafter", "not_equal", "positive", "pow", "real", "reciprocal",
+    "remainder", "round", "sign", "signbit", "sin", "sinh", "square", "sqrt",
+    "subtract", "tan", "tanh", "trunc",
+]
 
 _PROMOTE = D._PROMOTION
+_SCALAR_TYPES = frozenset((bool, int, float, complex))
+
+# Dtype categories (sets of DType.kind) and how error messages name them.
+_BOOL = frozenset(("bool",))
+_INTEGER = frozenset(("int", "uint"))
+_INTEGER_OR_BOOL = _INTEGER | _BOOL
+_REAL_FLOATING = frozenset(("float",))
+_FLOATING = frozenset(("float", "complex"))
+_COMPLEX = frozenset(("complex",))
+_REAL = frozenset(("int", "uint", "float"))
+_NUMERIC = _REAL | _COMPLEX
+_ANY = _NUMERIC | _BOOL
+_CATEGORY_NAMES = {
+    _INTEGER: "an integer dtype",
+    _INTEGER_OR_BOOL: "an integer or boolean dtype",
+    _REAL_FLOATING: "a real floating-point dtype",
+    _FLOATING: "a floating-point dtype",
+    _COMPLEX: "a complex floating-point dtype",
+    _REAL: "a real-valued numeric dtype",
+    _NUMERIC: "a numeric dtype",
+}
+
+
+class OperandTypeError(TypeError):
+    """An operand that is neither a tensor, an array nor a Python scalar.
+
+    Operators catch it and return ``NotImplemented``.
+    """
 
 
 def _operands(x1, x2):
@@ -24,54 +78,538 @@ def _operands(x1, x2):
             if x1._layout.shape != x2._layout.shape:
                 L.broadcast_shapes(x1._layout.shape, x2._layout.shape)
             return x1, x2, dtype
-        if isinstance(x2, Tensor):
-            return _operands(x1, x2)
-        dtype = D.promote_scalar(x1._dtype, x2)
-        return x1, dtype.np.type(x2), dtype
-    if isinstance(x2, Tensor):
-        if isinstance(x1, Tensor):
-            return _operands(x1, x2)
+        if type(x2) in _SCALAR_TYPES:
+            dtype = D.promote_scalar(x1._dtype, x2)
+            return x1, dtype.np.type(x2), dtype
+    elif type(x2) is Tensor and type(x1) in _SCALAR_TYPES:
         dtype = D.promote_scalar(x2._dtype, x1)
         return dtype.np.type(x1), x2, dtype
-    raise TypeError(
-        f"expected at least one arraykit tensor, got {type(x1).__name__} and {type(x2).__name__}"
-    )
+    return _operands_general(x1, x2)
 
 
-def _binary(body, x1, x2):
+def _as_operand(x, like):
+    """``x`` as a tensor or Python scalar; arrays go to ``like``'s device."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)) and not isinstance(x, (float, complex)):
+        from .creation import asarray
+
+        return asarray(x, device=like.device if isinstance(like, Tensor) else None)
+    if D.scalar_kind(x) is not None:
+        return x
+    raise OperandTypeError(f"unsupported operand type {type(x).__name__}")
+
+
+def _operands_general(x1, x2):
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        arrays = (np.ndarray, np.generic)
+        if not (isinstance(x1, arrays) or isinstance(x2, arrays)):
+            raise OperandTypeError(
+                "expected at least one arraykit tensor, got "
+                f"{type(x1).__name__} and {type(x2).__name__}"
+            )
+    a = _as_operand(x1, x2)
+    b = _as_operand(x2, a)
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        dtype = _PROMOTE[a._dtype, b._dtype]
+        check_same_device(a.device, b.device)
+        L.broadcast_shapes(a.shape, b.shape)
+        return a, b, dtype
+    if isinstance(a, Tensor):
+        dtype = D.promote_scalar(a._dtype, b)
+        return a, dtype.np.type(b), dtype
+    dtype = D.promote_scalar(b._dtype, a)
+    return dtype.np.type(a), b, dtype
+
+
+def _dtype_name(x):
+    if isinstance(x, Tensor):
+        return str(x._dtype)
+    return f"Python {type(x).__name__}"
+
+
+def _category_error(name, kinds, *operands):
+    got = " and ".join(_dtype_name(x) for x in operands)
+    return TypeError(f"{name}() requires {_CATEGORY_NAMES[kinds]}, got {got}")
+
+
+def _unary(body, x, kinds, name):
+    if type(x) is not Tensor and not isinstance(x, Tensor):
+        raise TypeError(f"{name}() expects an arraykit tensor, got {type(x).__name__}")
+    if x._dtype.kind not in kinds:
+        raise _category_error(name, kinds, x)
+    return apply(body, (x,))
+
+
+def _binary(body, x1, x2, kinds, name):
     a, b, dtype = _operands(x1, x2)
+    if dtype.kind not in kinds:
+        raise _category_error(name, kinds, x1, x2)
     return apply(body, (a, b), (dtype.np,))
 
 
+# ----------------------------------------------------------------------------- arithmetic
+
+
 def add(x1, x2, /):
-    """Element-wise sum."""
-    return _binary(B.add, x1, x2)
+    """Element-wise sum ``x1 + x2``."""
+    return _binary(B.add, x1, x2, _NUMERIC, "add")
 
 
 def subtract(x1, x2, /):
-    """Element-wise difference."""
-    return _binary(B.subtract, x1, x2)
+    """Element-wise difference ``x1 - x2``."""
+    return _binary(B.subtract, x1, x2, _NUMERIC, "subtract")
 
 
 def multiply(x1, x2, /):
-    """Element-wise product."""
-    return _binary(B.multiply, x1, x2)
+    """Element-wise product ``x1 * x2``."""
+    return _binary(B.multiply, x1, x2, _NUMERIC, "multiply")
 
 
 def divide(x1, x2, /):
-    """Element-wise true division (integer inputs give floating results, as NumPy)."""
+    """Element-wise true division; integer inputs give float64 results (as NumPy)."""
     a, b, dtype = _operands(x1, x2)
-    if dtype.kind in ("bool", "int", "uint"):
+    if dtype.kind not in _NUMERIC:
+        raise _category_error("divide", _NUMERIC, x1, x2)
+    if dtype.kind in ("int", "uint"):
         dtype = D.float64
     return apply(B.divide, (a, b), (dtype.np,))
 
 
+def floor_divide(x1, x2, /):
+    """Element-wise ``floor(x1 / x2)``; integer division by zero gives 0 (NumPy)."""
+    return _binary(B.floor_divide, x1, x2, _REAL, "floor_divide")
+
+
+def remainder(x1, x2, /):
+    """Element-wise remainder with the sign of ``x2`` (Python's ``%``); ``x % 0`` is 0 for integers."""
+    return _binary(B.remainder, x1, x2, _REAL, "remainder")
+
+
+def pow(x1, x2, /):  # noqa: A001 (the array API name)
+    """Element-wise ``x1 ** x2``; an integer raised to a negative integer truncates toward 0."""
+    return _binary(B.pow, x1, x2, _NUMERIC, "pow")
+
+
 def maximum(x1, x2, /):
-    """Element-wise maximum."""
-    return _binary(B.maximum, x1, x2)
+    """Element-wise maximum (NaN if either element is NaN)."""
+    return _binary(B.maximum, x1, x2, _REAL, "maximum")
 
 
 def minimum(x1, x2, /):
-    """Element-wise minimum."""
-    return _binary(B.minimum, x1, x2)
+    """Element-wise minimum (NaN if either element is NaN)."""
+    return _binary(B.minimum, x1, x2, _REAL, "minimum")
 
+
+def atan2(x1, x2, /):
+    """Element-wise angle of the point ``(x2, x1)`` in radians, in ``[-pi, pi]``."""
+    return _binary(B.atan2, x1, x2, _REAL_FLOATING, "atan2")
+
+
+def copysign(x1, x2, /):
+    """Element-wise magnitude of ``x1`` with the sign bit of ``x2``."""
+    return _binary(B.copysign, x1, x2, _REAL_FLOATING, "copysign")
+
+
+def hypot(x1, x2, /):
+    """Element-wise ``sqrt(x1**2 + x2**2)`` without undue overflow or underflow."""
+    return _binary(B.hypot, x1, x2, _REAL_FLOATING, "hypot")
+
+
+def logaddexp(x1, x2, /):
+    """Element-wise ``log(exp(x1) + exp(x2))``, computed stably."""
+    return _binary(B.logaddexp, x1, x2, _REAL_FLOATING, "logaddexp")
+
+
+def nextafter(x1, x2, /):
+    """Element-wise next representable value after ``x1`` toward ``x2``."""
+    return _binary(B.nextafter, x1, x2, _REAL_FLOATING, "nextafter")
+
+
+def negative(x, /):
+    """Element-wise ``-x``."""
+    return _unary(B.negative, x, _NUMERIC, "negative")
+
+
+def positive(x, /):
+    """Element-wise ``+x`` (a copy)."""
+    return _unary(B.identity, x, _NUMERIC, "positive")
+
+
+def abs(x, /):  # noqa: A001 (the array API name)
+    """Element-wise absolute value; complex inputs give their real-dtype modulus."""
+    return _unary(B.abs, x, _NUMERIC, "abs")
+
+
+def square(x, /):
+    """Element-wise ``x * x``."""
+    return _unary(B.square, x, _NUMERIC, "square")
+
+
+def sqrt(x, /):
+    """Element-wise principal square root."""
+    return _unary(B.sqrt, x, _FLOATING, "sqrt")
+
+
+def reciprocal(x, /):
+    """Element-wise ``1 / x``."""
+    return _unary(B.reciprocal, x, _FLOATING, "reciprocal")
+
+
+def sign(x, /):
+    """Element-wise sign: -1, 0 or 1 for real inputs, ``x / |x|`` (or 0) for complex."""
+    return _unary(B.sign, x, _NUMERIC, "sign")
+
+
+# ----------------------------------------------------------------------------- rounding
+
+
+def ceil(x, /):
+    """Element-wise smallest integer-valued number not less than ``x``."""
+    return _unary(B.ceil, x, _REAL, "ceil")
+
+
+def floor(x, /):
+    """Element-wise largest integer-valued number not greater than ``x``."""
+    return _unary(B.floor, x, _REAL, "floor")
+
+
+def trunc(x, /):
+    """Element-wise integer-valued number nearest to ``x`` toward zero."""
+    return _unary(B.trunc, x, _REAL, "trunc")
+
+
+def round(x, /):  # noqa: A001 (the array API name)
+    """Element-wise nearest integer-valued number, halves to even (complex: per component)."""
+    return _unary(B.round, x, _NUMERIC, "round")
+
+
+# ----------------------------------------------------------------------------- exp / log / trig
+
+
+def exp(x, /):
+    """Element-wise exponential."""
+    return _unary(B.exp, x, _FLOATING, "exp")
+
+
+def expm1(x, /):
+    """Element-wise ``exp(x) - 1``, accurate near zero."""
+    return _unary(B.expm1, x, _FLOATING, "expm1")
+
+
+def log(x, /):
+    """Element-wise natural logarithm (principal branch for complex)."""
+    return _unary(B.log, x, _FLOATING, "log")
+
+
+def log1p(x, /):
+    """Element-wise ``log(1 + x)``, accurate near zero."""
+    return _unary(B.log1p, x, _FLOATING, "log1p")
+
+
+def log2(x, /):
+    """Element-wise base-2 logarithm."""
+    return _unary(B.log2, x, _FLOATING, "log2")
+
+
+def log10(x, /):
+    """Element-wise base-10 logarithm."""
+    return _unary(B.log10, x, _FLOATING, "log10")
+
+
+def sin(x, /):
+    """Element-wise sine (radians)."""
+    return _unary(B.sin, x, _FLOATING, "sin")
+
+
+def cos(x, /):
+    """Element-wise cosine (radians)."""
+    return _unary(B.cos, x, _FLOATING, "cos")
+
+
+def tan(x, /):
+    """Element-wise tangent (radians)."""
+    return _unary(B.tan, x, _FLOATING, "tan")
+
+
+def asin(x, /):
+    """Element-wise principal inverse sine."""
+    return _unary(B.asin, x, _FLOATING, "asin")
+
+
+def acos(x, /):
+    """Element-wise principal inverse cosine."""
+    return _unary(B.acos, x, _FLOATING, "acos")
+
+
+def atan(x, /):
+    """Element-wise principal inverse tangent."""
+    return _unary(B.atan, x, _FLOATING, "atan")
+
+
+def sinh(x, /):
+    """Element-wise hyperbolic sine."""
+    return _unary(B.sinh, x, _FLOATING, "sinh")
+
+
+def cosh(x, /):
+    """Element-wise hyperbolic cosine."""
+    return _unary(B.cosh, x, _FLOATING, "cosh")
+
+
+def tanh(x, /):
+    """Element-wise hyperbolic tangent."""
+    return _unary(B.tanh, x, _FLOATING, "tanh")
+
+
+def asinh(x, /):
+    """Element-wise inverse hyperbolic sine."""
+    return _unary(B.asinh, x, _FLOATING, "asinh")
+
+
+def acosh(x, /):
+    """Element-wise inverse hyperbolic cosine."""
+    return _unary(B.acosh, x, _FLOATING, "acosh")
+
+
+def atanh(x, /):
+    """Element-wise inverse hyperbolic tangent."""
+    return _unary(B.atanh, x, _FLOATING, "atanh")
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def isfinite(x, /):
+    """Element-wise test for finite values (complex: both components finite)."""
+    return _unary(B.isfinite, x, _NUMERIC, "isfinite")
+
+
+def isinf(x, /):
+    """Element-wise test for infinities (complex: either component infinite)."""
+    return _unary(B.isinf, x, _NUMERIC, "isinf")
+
+
+def isnan(x, /):
+    """Element-wise test for NaN (complex: either component NaN)."""
+    return _unary(B.isnan, x, _NUMERIC, "isnan")
+
+
+def signbit(x, /):
+    """Element-wise test of the sign bit (true for -0.0 and negative NaNs)."""
+    return _unary(B.signbit, x, _REAL_FLOATING, "signbit")
+
+
+# ----------------------------------------------------------------------------- complex parts
+
+
+def real(x, /):
+    """Real component; for real-valued input a view of ``x`` itself (as NumPy's ``.real``)."""
+    if isinstance(x, Tensor) and x._dtype.kind in _REAL:
+        return x._view(x._layout)
+    return _unary(B.real, x, _NUMERIC, "real")
+
+
+def imag(x, /):
+    """Imaginary component of a complex tensor, as the matching real dtype."""
+    return _unary(B.imag, x, _COMPLEX, "imag")
+
+
+def conj(x, /):
+    """Element-wise complex conjugate (a copy of real-valued input)."""
+    return _unary(B.conj, x, _NUMERIC, "conj")
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+_PY_COMPARE = {
+    "equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
+    "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
+}
+
+
+def _compare(body, x1, x2, kinds, name):
+    try:
+        a, b, dtype = _operands(x1, x2)
+    except OverflowError as exc:
+        return _compare_out_of_range(name, x1, x2, exc)
+    if dtype.kind not in kinds:
+        raise _category_error(name, kinds, x1, x2)
+    return apply(body, (a, b), (dtype.np,))
+
+
+def _compare_out_of_range(name, x1, x2, exc):
+    """Compare an integer tensor with a Python int outside its dtype's range.
+
+    The result does not depend on the tensor's values (NumPy's behaviour); any
+    other overflow re-raises ``exc``.
+    """
+    tensor, scalar = (x1, x2) if isinstance(x1, Tensor) else (x2, x1)
+    if not isinstance(tensor, Tensor) or tensor._dtype.kind not in _INTEGER or D.scalar_kind(scalar) != "int":
+        raise exc
+    above = scalar > np.iinfo(tensor._dtype.np).max
+    s = 1 if above else -1
+    value = _PY_COMPARE[name](0, s) if tensor is x1 else _PY_COMPARE[name](s, 0)
+    return apply(B.constant, (tensor,), (bool(value),))
+
+
+def equal(x1, x2, /):
+    """Element-wise ``x1 == x2`` (any dtypes)."""
+    return _compare(B.equal, x1, x2, _ANY, "equal")
+
+
+def not_equal(x1, x2, /):
+    """Element-wise ``x1 != x2`` (any dtypes)."""
+    return _compare(B.not_equal, x1, x2, _ANY, "not_equal")
+
+
+def less(x1, x2, /):
+    """Element-wise ``x1 < x2`` (real-valued dtypes)."""
+    return _compare(B.less, x1, x2, _REAL, "less")
+
+
+def less_equal(x1, x2, /):
+    """Element-wise ``x1 <= x2`` (real-valued dtypes)."""
+    return _compare(B.less_equal, x1, x2, _REAL, "less_equal")
+
+
+def greater(x1, x2, /):
+    """Element-wise ``x1 > x2`` (real-valued dtypes)."""
+    return _compare(B.greater, x1, x2, _REAL, "greater")
+
+
+def greater_equal(x1, x2, /):
+    """Element-wise ``x1 >= x2`` (real-valued dtypes)."""
+    return _compare(B.greater_equal, x1, x2, _REAL, "greater_equal")
+
+
+# ----------------------------------------------------------------------------- logical / bitwise
+
+
+def logical_and(x1, x2, /):
+    """Element-wise logical AND (non-boolean inputs: nonzero is true)."""
+    return _binary(B.logical_and, x1, x2, _ANY, "logical_and")
+
+
+def logical_or(x1, x2, /):
+    """Element-wise logical OR (non-boolean inputs: nonzero is true)."""
+    return _binary(B.logical_or, x1, x2, _ANY, "logical_or")
+
+
+def logical_xor(x1, x2, /):
+    """Element-wise logical XOR (non-boolean inputs: nonzero is true)."""
+    return _binary(B.logical_xor, x1, x2, _ANY, "logical_xor")
+
+
+def logical_not(x, /):
+    """Element-wise logical NOT (non-boolean inputs: nonzero is true)."""
+    return _unary(B.logical_not, x, _ANY, "logical_not")
+
+
+def bitwise_and(x1, x2, /):
+    """Element-wise bitwise AND of integer or boolean tensors."""
+    return _binary(B.bitwise_and, x1, x2, _INTEGER_OR_BOOL, "bitwise_and")
+
+
+def bitwise_or(x1, x2, /):
+    """Element-wise bitwise OR of integer or boolean tensors."""
+    return _binary(B.bitwise_or, x1, x2, _INTEGER_OR_BOOL, "bitwise_or")
+
+
+def bitwise_xor(x1, x2, /):
+    """Element-wise bitwise XOR of integer or boolean tensors."""
+    return _binary(B.bitwise_xor, x1, x2, _INTEGER_OR_BOOL, "bitwise_xor")
+
+
+def bitwise_invert(x, /):
+    """Element-wise bitwise NOT (logical NOT for booleans)."""
+    return _unary(B.bitwise_invert, x, _INTEGER_OR_BOOL, "bitwise_invert")
+
+
+def bitwise_left_shift(x1, x2, /):
+    """Element-wise ``x1 << x2``; shifts past the bit width (or negative) give 0 (NumPy)."""
+    return _binary(B.bitwise_left_shift, x1, x2, _INTEGER, "bitwise_left_shift")
+
+
+def bitwise_right_shift(x1, x2, /):
+    """Element-wise arithmetic ``x1 >> x2``; shifts past the bit width give 0 or -1 (NumPy)."""
+    return _binary(B.bitwise_right_shift, x1, x2, _INTEGER, "bitwise_right_shift")
+
+
+# ----------------------------------------------------------------------------- clip
+
+
+def _clip_bound(x, bound, name):
+    """A clip bound as a tensor or a 0-d NumPy value of ``x``'s dtype."""
+    if bound is None or isinstance(bound, Tensor):
+        if bound is not None:
+            check_same_device(x.device, bound.device)
+            if bound._dtype.kind not in _REAL:
+                raise TypeError(f"clip() {name} must be real-valued, got {bound._dtype}")
+        return bound
+    bound = _as_operand(bound, x)
+    if isinstance(bound, Tensor):
+        return _clip_bound(x, bound, name)
+    kind = D.scalar_kind(bound)
+    if D._KIND_RANK[kind] > D._KIND_RANK[x._dtype.kind]:
+        raise TypeError(
+            f"clip() {name}={bound!r} (a Python {type(bound).__name__}) does not fit "
+            f"the dtype {x._dtype} of x"
+        )
+    if x._dtype.kind in _INTEGER:
+        info = np.iinfo(x._dtype.np)
+        bound = min(max(int(bound), int(info.min)), int(info.max))
+    return x._dtype.np.type(bound)
+
+
+def clip(x, /, min=None, max=None):  # noqa: A002 (the array API names)
+    """Clamp each element of ``x`` into ``[min, max]`` (either bound may be None).
+
+    The result has ``x``'s dtype; bounds are cast to it and broadcast with ``x``.
+    Integer bounds outside ``x``'s dtype range are clamped to it; NaN anywhere
+    gives NaN.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"clip() expects an arraykit tensor, got {type(x).__name__}")
+    if x._dtype.kind not in _REAL:
+        raise _category_error("clip", _REAL, x)
+    lo = _clip_bound(x, min, "min")
+    hi = _clip_bound(x, max, "max")
+    tensors = [t for t in (x, lo, hi) if isinstance(t, Tensor)]
+    if len(tensors) > 1:
+        L.broadcast_shapes(*(t.shape for t in tensors))
+    if lo is None and hi is None:
+        return apply(B.identity, (x,))
+    if hi is None:
+        return apply(B.clip_min, (x, lo))
+    if lo is None:
+        return apply(B.clip_max, (x, hi))
+    return apply(B.clip_both, (x, lo, hi))
+
+
+# ----------------------------------------------------------------------------- operators
+
+_BINARY_OPERATORS = {
+    "add": (B.add, _NUMERIC), "subtract": (B.subtract, _NUMERIC),
+    "multiply": (B.multiply, _NUMERIC), "floor_divide": (B.floor_divide, _REAL),
+    "remainder": (B.remainder, _REAL), "pow": (B.pow, _NUMERIC),
+    "bitwise_and": (B.bitwise_and, _INTEGER_OR_BOOL),
+    "bitwise_or": (B.bitwise_or, _INTEGER_OR_BOOL),
+    "bitwise_xor": (B.bitwise_xor, _INTEGER_OR_BOOL),
+    "bitwise_left_shift": (B.bitwise_left_shift, _INTEGER),
+    "bitwise_right_shift": (B.bitwise_right_shift, _INTEGER),
+}
+
+
+def inplace(x, name, other):
+    """``x <op>= other`` for the binary function ``name``, written through ``x``'s layout.
+
+    The operation must accept the operands' dtypes, and its result dtype must be
+    writable into ``x`` (``Tensor._inplace`` raises TypeError otherwise).
+    """
+    body, kinds = _BINARY_OPERATORS[name]
+    other = _as_operand(other, x)
+    _, _, dtype = _operands(x, other)
+    if dtype.kind not in kinds:
+        raise _category_error(name, kinds, x, other)
+    return x._inplace(body, other)

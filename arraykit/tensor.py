@@ -372,7 +372,7 @@ class Tensor:
         return apply(K.gather, (self,) + p.operands, (p.structure, p.result_shape is not None))
 
     def _plan(self, key):
-        if isinstance(self._storage._buffer, jax.core.Tracer) or _has_traced(key):
+        if _has_traced(key):  # a concrete key is checked on the host even when self is traced
             return K.traced_plan(key)
         p = K.plan(self.shape, key)
         p.operands = tuple(_index_tensor(a, self.device) for a in p.operands)

@@ -1,10 +1,80 @@
-"""Pure-JAX bodies of the elementwise kernels, shared by the namespace functions
-and the in-place methods. Each takes dense operands plus the static NumPy dtype
-the computation runs in."""
+"""Pure-JAX bodies of the element-wise kernels, shared by the namespace functions
+and the in-place methods.
+
+Unary bodies take one dense operand; binary bodies take two dense operands plus
+the static NumPy dtype the computation runs in (both operands are cast to it).
+Every special case of the array API standard (NaN, signed zeros, infinities,
+complex values) is produced explicitly: XLA's own complex functions are used
+only for finite arguments reduced to the upper half plane (or first quadrant),
+and the results are extended by the functions' symmetries. Note that XLA on CPU
+treats subnormal floats as zero (flush-to-zero), as JAX does.
+"""
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+_PI = math.pi
+_INF = math.inf
+_NAN = math.nan
+
+
+def _is_complex(x):
+    return jnp.issubdtype(x.dtype, jnp.complexfloating)
+
+
+def _is_float(x):
+    return jnp.issubdtype(x.dtype, jnp.floating)
+
+
+def _is_signed(dtype):
+    return np.dtype(dtype).kind == "i"
+
+
+def _is_int(dtype):
+    return np.dtype(dtype).kind in "iu"
+
+
+def _cast(a, b, dtype):
+    """Both operands in ``dtype``, broadcast to their common shape (``lax`` ops need it)."""
+    return jnp.broadcast_arrays(a.astype(dtype), b.astype(dtype))
+
+
+def _where(cond, value, other):
+    """``jnp.where`` that keeps ``other``'s dtype for Python-number ``value``s."""
+    return jnp.where(cond, value, other)
+
+
+def _parts(z):
+    return jnp.real(z), jnp.imag(z)
+
+
+def _finite(v):
+    return jnp.isfinite(v)
+
+
+def _conj_if(signed, re, im):
+    """Complex ``re + im j``, conjugated where ``signed`` (the input's imaginary sign bit)."""
+    return lax.complex(re, _where(signed, -im, im))
+
+
+def _log_max(dtype):
+    """Largest argument whose exponential is finite (rounded down), per real dtype."""
+    return 709.0 if np.dtype(dtype).itemsize == 8 else 88.0
+
+
+# ----------------------------------------------------------------------------- identity
+
+
+def identity(x):
+    return x
+
+
+# ----------------------------------------------------------------------------- arithmetic
 
 
 def add(a, b, dtype):
@@ -34,3 +104,665 @@ def minimum(a, b, dtype):
 def where_fill(cur, mask, value):
     """``cur`` with ``value`` wherever ``mask`` (broadcast) is true."""
     return jnp.where(mask, value.astype(cur.dtype), cur)
+
+
+def negative(x):
+    return -x
+
+
+def square(x):
+    return x * x
+
+
+def reciprocal(x):
+    return jnp.ones((), x.dtype) / x
+
+
+def abs(x):  # noqa: A001 (the array API name)
+    if _is_complex(x):
+        re, im = _parts(x)
+        return jnp.hypot(re, im)
+    return jnp.abs(x)
+
+
+def sign(x):
+    if _is_complex(x):
+        re, im = _parts(x)
+        big = jnp.maximum(jnp.abs(re), jnp.abs(im))
+        safe = _where((big == 0) | ~_finite(big), 1, big)
+        r, i = re / safe, im / safe
+        h = jnp.hypot(r, i)
+        out_re, out_im = r / h, i / h
+        inf_re = _where(jnp.isinf(re), jnp.sign(re), 0)
+        inf_im = _where(jnp.isinf(im), jnp.sign(im), 0)
+        inf_h = jnp.hypot(inf_re, inf_im)
+        any_inf = jnp.isinf(re) | jnp.isinf(im)
+        out_re = _where(any_inf, inf_re / inf_h, out_re)
+        out_im = _where(any_inf, inf_im / inf_h, out_im)
+        zero = big == 0
+        out_re = _where(zero, 0, out_re)
+        out_im = _where(zero, 0, out_im)
+        nan = jnp.isnan(re) | jnp.isnan(im)
+        return lax.complex(_where(nan, _NAN, out_re), _where(nan, _NAN, out_im))
+    if _is_float(x):
+        return _where(x == 0, jnp.zeros((), x.dtype), jnp.sign(x))
+    return jnp.sign(x)
+
+
+def _float_divmod(a, b):
+    """NumPy's floor division and remainder of real floats (``npy_divmod``)."""
+    safe_b = _where(b == 0, 1, b)
+    mod = lax.rem(a, safe_b)
+    div = (a - mod) / safe_b
+    fix = (mod != 0) & ((b < 0) != (mod < 0))
+    mod = _where(fix, mod + b, mod)
+    div = _where(fix, div - 1, div)
+    mod = _where(mod == 0, jnp.copysign(jnp.zeros((), a.dtype), b), mod)
+    floor = jnp.floor(div)
+    floor = _where(div - floor > 0.5, floor + 1, floor)
+    floor = _where(div == 0, jnp.copysign(jnp.zeros((), a.dtype), a / safe_b), floor)
+    return floor, mod
+
+
+def floor_divide(a, b, dtype):
+    a, b = _cast(a, b, dtype)
+    if _is_int(dtype):
+        safe_b = _where(b == 0, 1, b)
+        q = lax.div(a, safe_b)
+        if _is_signed(dtype):
+            r = lax.rem(a, safe_b)
+            q = _where((r != 0) & ((r < 0) != (safe_b < 0)), q - 1, q)
+        return _where(b == 0, 0, q)
+    floor, _ = _float_divmod(a, b)
+    ordinary = _finite(a) & _finite(b) & (b != 0)
+    return _where(ordinary, floor, jnp.floor(a / b))
+
+
+def remainder(a, b, dtype):
+    a, b = _cast(a, b, dtype)
+    if _is_int(dtype):
+        safe_b = _where(b == 0, 1, b)
+        r = lax.rem(a, safe_b)
+        if _is_signed(dtype):
+            r = _where((r != 0) & ((r < 0) != (safe_b < 0)), r + safe_b, r)
+        return _where(b == 0, 0, r)
+    _, mod = _float_divmod(a, b)
+    return _where((b == 0) | ~_finite(a), _NAN, mod)
+
+
+def pow(a, b, dtype):  # noqa: A001 (the array API name)
+    a, b = _cast(a, b, dtype)
+    if _is_int(dtype):
+        if not _is_signed(dtype):
+            return jnp.power(a, b)
+        out = jnp.power(a, jnp.maximum(b, 0))
+        odd = (b & 1) == 1
+        negative_power = _where(a == 1, 1, _where(a == -1, _where(odd, -1, 1), 0))
+        return _where(b < 0, negative_power.astype(dtype), out)
+    out = jnp.power(a, b)
+    if not _is_complex(a):
+        return out
+    re, im = _parts(out)
+    b_zero = b == 0
+    a_zero = a == 0
+    br, bi = _parts(b)
+    zero_base = a_zero & (br > 0) & (bi == 0)
+    re = _where(b_zero, 1, _where(zero_base, 0, re))
+    im = _where(b_zero | zero_base, 0, im)
+    return lax.complex(re, im)
+
+
+# ----------------------------------------------------------------------------- rounding
+
+
+def ceil(x):
+    return jnp.ceil(x) if _is_float(x) else x
+
+
+def floor(x):
+    return jnp.floor(x) if _is_float(x) else x
+
+
+def trunc(x):
+    return jnp.trunc(x) if _is_float(x) else x
+
+
+def round(x):  # noqa: A001 (the array API name)
+    if _is_complex(x):
+        re, im = _parts(x)
+        return lax.complex(jnp.round(re), jnp.round(im))
+    return jnp.round(x) if _is_float(x) else x
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def isfinite(x):
+    return jnp.isfinite(x)
+
+
+def isinf(x):
+    return jnp.isinf(x)
+
+
+def isnan(x):
+    return jnp.isnan(x)
+
+
+def signbit(x):
+    return jnp.signbit(x)
+
+
+# ----------------------------------------------------------------------------- complex parts
+
+
+def real(x):
+    return jnp.real(x)
+
+
+def imag(x):
+    return jnp.imag(x)
+
+
+def conj(x):
+    return jnp.conj(x) if _is_complex(x) else x
+
+
+# ----------------------------------------------------------------------------- exp / log
+
+
+def _cexp_parts(a, b):
+    """``exp(a + bj)`` as (re, im) following C99 ``cexp``."""
+    c, s = jnp.cos(b), jnp.sin(b)
+    ea = jnp.exp(a)
+    half = jnp.exp(a / 2)
+    big = a > _log_max(a.dtype)
+    re = _where(big, (half * c) * half, ea * c)
+    im = _where(big, (half * s) * half, ea * s)
+    nonfinite_b = ~_finite(b)
+    re = _where(b == 0, ea, re)
+    im = _where(b == 0, b, im)
+    pos_inf = (a == _INF) & nonfinite_b
+    neg_inf = (a == -_INF) & nonfinite_b
+    re = _where(pos_inf, _INF, _where(neg_inf, 0, re))
+    im = _where(pos_inf, _NAN, _where(neg_inf, 0, im))
+    return re, im
+
+
+def exp(x):
+    if _is_complex(x):
+        return lax.complex(*_cexp_parts(*_parts(x)))
+    return jnp.exp(x)
+
+
+def expm1(x):
+    if not _is_complex(x):
+        return jnp.expm1(x)
+    a, b = _parts(x)
+    _, im = _cexp_parts(a, b)
+    half_sin = jnp.sin(b / 2)
+    re = jnp.expm1(a) * jnp.cos(b) - 2 * half_sin * half_sin
+    re = _where(b == 0, jnp.expm1(a), re)
+    nonfinite_b = ~_finite(b)
+    re = _where((a == _INF) & nonfinite_b, _INF, _where((a == -_INF) & nonfinite_b, -1, re))
+    return lax.complex(re, im)
+
+
+def _clog_upper(x, y, generic):
+    """Special cases of ``log(x + yj)`` for ``y >= +0``, over XLA's finite result."""
+    re, im = _parts(generic)
+    nan = jnp.isnan(x) | jnp.isnan(y)
+    inf = jnp.isinf(x) | jnp.isinf(y)
+    angle = jnp.arctan2(y, x)
+    re = _where(inf, _INF, _where(nan, _NAN, re))
+    im = _where(nan, _NAN, _where(inf, angle, im))
+    return re, im
+
+
+def _clog(z):
+    a, b = _parts(z)
+    y = jnp.abs(b)
+    re, im = _clog_upper(a, y, jnp.log(lax.complex(a, y)))
+    zero = (a == 0) & (y == 0)
+    re = _where(zero, -_INF, re)
+    im = _where(zero, jnp.arctan2(y, a), im)
+    return re, jnp.copysign(im, b)
+
+
+def log(x):
+    if _is_complex(x):
+        return lax.complex(*_clog(x))
+    return jnp.log(x)
+
+
+def log2(x):
+    if _is_complex(x):
+        re, im = _clog(x)
+        return lax.complex(re / math.log(2), im / math.log(2))
+    return jnp.log2(x)
+
+
+def log10(x):
+    if _is_complex(x):
+        re, im = _clog(x)
+        return lax.complex(re / math.log(10), im / math.log(10))
+    return jnp.log10(x)
+
+
+def log1p(x):
+    if not _is_complex(x):
+        return jnp.log1p(x)
+    a, b = _parts(x)
+    y = jnp.abs(b)
+    generic = jnp.log1p(lax.complex(a, y))
+    re, im = _clog_upper(_where(_finite(a), a, a + 1), y, generic)
+    pole = (a == -1) & (y == 0)
+    re = _where(pole, -_INF, re)
+    im = _where(pole, 0, im)
+    return lax.complex(re, jnp.copysign(im, b))
+
+
+def sqrt(x):
+    if not _is_complex(x):
+        return jnp.sqrt(x)
+    a, b = _parts(x)
+    y = jnp.abs(b)
+    re, im = _parts(jnp.sqrt(lax.complex(a, y)))
+    nan_a, nan_y = jnp.isnan(a), jnp.isnan(y)
+    table = [
+        ((a == 0) & (y == 0), 0, 0),
+        (nan_y & _finite(a), _NAN, _NAN),
+        ((a == _INF) & ~nan_y, _INF, 0),
+        ((a == _INF) & nan_y, _INF, _NAN),
+        ((a == -_INF) & ~nan_y, 0, _INF),
+        ((a == -_INF) & nan_y, _NAN, _INF),
+        (nan_a, _NAN, _NAN),
+        (y == _INF, _INF, _INF),
+    ]
+    for cond, r, i in table:
+        re = _where(cond, r, re)
+        im = _where(cond, i, im)
+    return lax.complex(re, jnp.copysign(im, b))
+
+
+def logaddexp(a, b, dtype):
+    return jnp.logaddexp(a.astype(dtype), b.astype(dtype))
+
+
+# ----------------------------------------------------------------------------- hyperbolic
+
+
+def _scaled(a, plain, trig, odd):
+    """``plain * trig`` for ``plain`` = sinh(a) (``odd``) or cosh(a).
+
+    Where ``plain`` overflows, the product is formed as ``(h * trig/2) * h`` with
+    ``h = e^(|a|/2)``, so it stays finite wherever the true value is.
+    """
+    h = jnp.exp(jnp.abs(a) / 2)
+    large = (h * (0.5 * trig)) * h
+    if odd:
+        large = _where(a < 0, -large, large)
+    return _where(jnp.abs(a) > _log_max(a.dtype), large, plain * trig)
+
+
+def _csinh_parts(a, b):
+    c, s = jnp.cos(b), jnp.sin(b)
+    re = _scaled(a, jnp.sinh(a), c, True)
+    im = _scaled(a, jnp.cosh(a), s, False)
+    im = _where(b == 0, b, im)
+    re = _where(((a == 0) | jnp.isinf(a)) & ~_finite(b), a, re)
+    return re, im
+
+
+def _ccosh_parts(a, b):
+    c, s = jnp.cos(b), jnp.sin(b)
+    re = _scaled(a, jnp.cosh(a), c, False)
+    im = _scaled(a, jnp.sinh(a), s, True)
+    im = _where(b == 0, b * jnp.copysign(jnp.ones((), a.dtype), a), im)
+    nonfinite_b = ~_finite(b)
+    im = _where((a == 0) & nonfinite_b, 0, im)
+    re = _where(jnp.isinf(a) & nonfinite_b, _INF, re)
+    return re, im
+
+
+def _ctanh_parts(a, b):
+    """C99 ``ctanh`` (Kahan's algorithm, as in FreeBSD's libm)."""
+    t = jnp.tan(b)
+    beta = 1 + t * t
+    s = jnp.sinh(a)
+    rho = jnp.sqrt(1 + s * s)
+    denom = 1 + beta * s * s
+    re = beta * rho * s / denom
+    im = t / denom
+    large = jnp.abs(a) >= (22.0 if a.dtype.itemsize == 8 else 9.0)
+    e = jnp.exp(-jnp.abs(a))
+    one = jnp.copysign(jnp.ones((), a.dtype), a)
+    re = _where(large, one, re)
+    im = _where(large, 4 * jnp.sin(b) * jnp.cos(b) * e * e, im)
+    inf_a = jnp.isinf(a)
+    re = _where(inf_a, one, re)
+    im = _where(inf_a, jnp.copysign(jnp.zeros((), a.dtype), b), im)
+    bad_b = _finite(a) & ~_finite(b)
+    re = _where(bad_b, _where(a == 0, a, _NAN), re)
+    im = _where(bad_b, _NAN, im)
+    nan_a = jnp.isnan(a)
+    re = _where(nan_a, _NAN, re)
+    im = _where(nan_a, _where(b == 0, b, _NAN), im)
+    return re, im
+
+
+def sinh(x):
+    if _is_complex(x):
+        return lax.complex(*_csinh_parts(*_parts(x)))
+    return jnp.sinh(x)
+
+
+def cosh(x):
+    if _is_complex(x):
+        return lax.complex(*_ccosh_parts(*_parts(x)))
+    return jnp.cosh(x)
+
+
+def tanh(x):
+    if _is_complex(x):
+        return lax.complex(*_ctanh_parts(*_parts(x)))
+    return jnp.tanh(x)
+
+
+def sin(x):
+    if _is_complex(x):
+        a, b = _parts(x)
+        p, q = _csinh_parts(-b, a)
+        return lax.complex(q, -p)
+    return jnp.sin(x)
+
+
+def cos(x):
+    if _is_complex(x):
+        a, b = _parts(x)
+        return lax.complex(*_ccosh_parts(-b, a))
+    return jnp.cos(x)
+
+
+def tan(x):
+    if _is_complex(x):
+        a, b = _parts(x)
+        p, q = _ctanh_parts(-b, a)
+        return lax.complex(q, -p)
+    return jnp.tan(x)
+
+
+# ----------------------------------------------------------------------------- inverse functions
+
+
+def _apply_table(re, im, table):
+    """Overwrite (re, im) by the first matching row of ``table`` [(cond, re, im)]."""
+    for cond, r, i in reversed(table):
+        re = _where(cond, r, re)
+        im = _where(cond, i, im)
+    return re, im
+
+
+def _casinh_parts(a, b):
+    x, y = jnp.abs(a), jnp.abs(b)
+    re, im = _parts(jnp.arcsinh(lax.complex(x, y)))
+    nan_x, nan_y = jnp.isnan(x), jnp.isnan(y)
+    inf_x, inf_y = jnp.isinf(x), jnp.isinf(y)
+    fin_x = _finite(x)
+    re, im = _apply_table(re, im, [
+        (nan_x & inf_y, _INF, _NAN),
+        (nan_x & (y == 0), _NAN, y),
+        (nan_x, _NAN, _NAN),
+        (inf_x & nan_y, _INF, _NAN),
+        (inf_x & inf_y, _INF, _PI / 4),
+        (inf_x, _INF, 0),
+        (fin_x & inf_y, _INF, _PI / 2),
+        (fin_x & nan_y, _NAN, _NAN),
+        ((x == 0) & (y == 0), 0, 0),
+    ])
+    return jnp.copysign(re, a), jnp.copysign(im, b)
+
+
+def _catanh_parts(a, b):
+    x, y = jnp.abs(a), jnp.abs(b)
+    re, im = _parts(jnp.arctanh(lax.complex(x, y)))
+    nan_x, nan_y = jnp.isnan(x), jnp.isnan(y)
+    inf_x, inf_y = jnp.isinf(x), jnp.isinf(y)
+    fin_x, fin_y = _finite(x), _finite(y)
+    re, im = _apply_table(re, im, [
+        (nan_x & inf_y, 0, _PI / 2),
+        (nan_x, _NAN, _NAN),
+        (inf_x & nan_y, 0, _NAN),
+        (inf_x, 0, _PI / 2),
+        (fin_x & inf_y, 0, _PI / 2),
+        ((x == 0) & nan_y, 0, _NAN),
+        (fin_x & nan_y, _NAN, _NAN),
+        ((x == 1) & (y == 0), _INF, 0),
+        ((x == 0) & (y == 0), 0, 0),
+        (fin_x & fin_y & jnp.isnan(re), _NAN, _NAN),
+    ])
+    return jnp.copysign(re, a), jnp.copysign(im, b)
+
+
+def asinh(x):
+    if _is_complex(x):
+        return lax.complex(*_casinh_parts(*_parts(x)))
+    return jnp.arcsinh(x)
+
+
+def atanh(x):
+    if _is_complex(x):
+        return lax.complex(*_catanh_parts(*_parts(x)))
+    return jnp.arctanh(x)
+
+
+def asin(x):
+    if _is_complex(x):
+        a, b = _parts(x)
+        p, q = _casinh_parts(-b, a)
+        return lax.complex(q, -p)
+    return jnp.arcsin(x)
+
+
+def atan(x):
+    if _is_complex(x):
+        a, b = _parts(x)
+        p, q = _catanh_parts(-b, a)
+        return lax.complex(q, -p)
+    return jnp.arctan(x)
+
+
+def acosh(x):
+    if not _is_complex(x):
+        return jnp.arccosh(x)
+    a, b = _parts(x)
+    y = jnp.abs(b)
+    re, im = _parts(jnp.arccosh(lax.complex(a, y)))
+    nan_a, nan_y = jnp.isnan(a), jnp.isnan(y)
+    inf_y = jnp.isinf(y)
+    fin_a = _finite(a)
+    re, im = _apply_table(re, im, [
+        (nan_a & inf_y, _INF, _NAN),
+        (nan_a, _NAN, _NAN),
+        (jnp.isinf(a) & nan_y, _INF, _NAN),
+        ((a == -_INF) & inf_y, _INF, 3 * _PI / 4),
+        ((a == _INF) & inf_y, _INF, _PI / 4),
+        (a == -_INF, _INF, _PI),
+        (a == _INF, _INF, 0),
+        (fin_a & inf_y, _INF, _PI / 2),
+        ((a == 0) & nan_y, _NAN, _PI / 2),
+        (nan_y, _NAN, _NAN),
+        ((a == 0) & (y == 0), 0, _PI / 2),
+    ])
+    return lax.complex(re, jnp.copysign(im, b))
+
+
+def acos(x):
+    if not _is_complex(x):
+        return jnp.arccos(x)
+    a, b = _parts(x)
+    y = jnp.abs(b)
+    re, im = _parts(jnp.arccos(lax.complex(a, y)))
+    nan_a, nan_y = jnp.isnan(a), jnp.isnan(y)
+    inf_y = jnp.isinf(y)
+    fin_a = _finite(a)
+    re, im = _apply_table(re, im, [
+        (nan_a & inf_y, _NAN, -_INF),
+        (nan_a, _NAN, _NAN),
+        (jnp.isinf(a) & nan_y, _NAN, _INF),
+        ((a == -_INF) & inf_y, 3 * _PI / 4, -_INF),
+        ((a == _INF) & inf_y, _PI / 4, -_INF),
+        (a == -_INF, _PI, -_INF),
+        (a == _INF, 0, -_INF),
+        (fin_a & inf_y, _PI / 2, -_INF),
+        ((a == 0) & nan_y, _PI / 2, _NAN),
+        (nan_y, _NAN, _NAN),
+        ((a == 0) & (y == 0), _PI / 2, -0.0),
+    ])
+    return _conj_if(jnp.signbit(b), re, im)
+
+
+def atan2(a, b, dtype):
+    return jnp.arctan2(a.astype(dtype), b.astype(dtype))
+
+
+def copysign(a, b, dtype):
+    return jnp.copysign(a.astype(dtype), b.astype(dtype))
+
+
+def hypot(a, b, dtype):
+    return jnp.hypot(a.astype(dtype), b.astype(dtype))
+
+
+def nextafter(a, b, dtype):
+    return jnp.nextafter(a.astype(dtype), b.astype(dtype))
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _exact_mixed(a, b):
+    """Operands of a comparison between int64 and uint64 arrays, compared exactly.
+
+    Returns ``(a, b, negative_a, negative_b)`` as uint64 magnitudes with flags
+    for negative signed values, or None when no exact path is needed.
+    """
+    kinds = (a.dtype.kind, b.dtype.kind)
+    if sorted(kinds) != ["i", "u"] or max(a.dtype.itemsize, b.dtype.itemsize) < 8:
+        return None
+    neg_a = a < 0 if a.dtype.kind == "i" else jnp.zeros(a.shape, bool)
+    neg_b = b < 0 if b.dtype.kind == "i" else jnp.zeros(b.shape, bool)
+    return a.astype(np.uint64), b.astype(np.uint64), neg_a, neg_b
+
+
+def _compare(op, a, b, dtype):
+    mixed = _exact_mixed(a, b)
+    if mixed is None:
+        return op(*_cast(a, b, dtype))
+    ua, ub, neg_a, neg_b = mixed
+    same = neg_a == neg_b
+    return _where(same, op(ua, ub), op(_where(neg_a, -1, 1), _where(neg_b, -1, 1)))
+
+
+def equal(a, b, dtype):
+    return _compare(jnp.equal, a, b, dtype)
+
+
+def not_equal(a, b, dtype):
+    return _compare(jnp.not_equal, a, b, dtype)
+
+
+def less(a, b, dtype):
+    return _compare(jnp.less, a, b, dtype)
+
+
+def less_equal(a, b, dtype):
+    return _compare(jnp.less_equal, a, b, dtype)
+
+
+def greater(a, b, dtype):
+    return _compare(jnp.greater, a, b, dtype)
+
+
+def greater_equal(a, b, dtype):
+    return _compare(jnp.greater_equal, a, b, dtype)
+
+
+def constant(x, value):
+    """A boolean array of ``x``'s shape filled with ``value``."""
+    return jnp.full(x.shape, value, dtype=bool)
+
+
+# ----------------------------------------------------------------------------- logical / bitwise
+
+
+def _truth(x):
+    return x if x.dtype == jnp.bool_ else x != 0
+
+
+def logical_and(a, b, dtype):
+    return jnp.logical_and(_truth(a), _truth(b))
+
+
+def logical_or(a, b, dtype):
+    return jnp.logical_or(_truth(a), _truth(b))
+
+
+def logical_xor(a, b, dtype):
+    return jnp.logical_xor(_truth(a), _truth(b))
+
+
+def logical_not(x):
+    return jnp.logical_not(_truth(x))
+
+
+def bitwise_and(a, b, dtype):
+    return jnp.bitwise_and(*_cast(a, b, dtype))
+
+
+def bitwise_or(a, b, dtype):
+    return jnp.bitwise_or(*_cast(a, b, dtype))
+
+
+def bitwise_xor(a, b, dtype):
+    return jnp.bitwise_xor(*_cast(a, b, dtype))
+
+
+def bitwise_invert(x):
+    return jnp.invert(x)
+
+
+def bitwise_left_shift(a, b, dtype):
+    a, b = _cast(a, b, dtype)
+    bits = np.dtype(dtype).itemsize * 8
+    out_of_range = (b < 0) | (b >= bits) if _is_signed(dtype) else b >= bits
+    safe = _where(out_of_range, 0, b)
+    return _where(out_of_range, 0, lax.shift_left(a, safe))
+
+
+def bitwise_right_shift(a, b, dtype):
+    a, b = _cast(a, b, dtype)
+    bits = np.dtype(dtype).itemsize * 8
+    if _is_signed(dtype):
+        out_of_range = (b < 0) | (b >= bits)
+        safe = _where(out_of_range, 0, b)
+        fill = _where(a < 0, -1, 0).astype(dtype)
+        return _where(out_of_range, fill, lax.shift_right_arithmetic(a, safe))
+    out_of_range = b >= bits
+    safe = _where(out_of_range, 0, b)
+    return _where(out_of_range, 0, lax.shift_right_logical(a, safe))
+
+
+# ----------------------------------------------------------------------------- clip
+
+
+def clip_both(x, lo, hi):
+    return jnp.minimum(jnp.maximum(x, lo.astype(x.dtype)), hi.astype(x.dtype))
+
+
+def clip_min(x, lo):
+    return jnp.maximum(x, lo.astype(x.dtype))
+
+
+def clip_max(x, hi):
+    return jnp.minimum(x, hi.astype(x.dtype))
