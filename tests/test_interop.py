@@ -1,0 +1,356 @@
+"""DLPack and NumPy interop, device moves, and the export safety property.
+
+An export (``np.asarray``, ``np.from_dlpack``, ``torch.from_dlpack``,
+``jax.dlpack.from_dlpack``) is a snapshot: writes into the tensor afterwards never
+reach it, and the tensor sees every one of its own writes.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import arraykit as ak
+from tests.strategies import ALL_DTYPES, make_view, strided_pairs, values
+
+SETTINGS = settings(max_examples=25, deadline=None)
+TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64",
+                "complex64", "complex128")
+LAYOUTS = ("contiguous", "transposed", "stepped", "flipped", "broadcast")
+
+
+def aligned(values):
+    """A copy of ``values`` in 64-byte-aligned memory (JAX can alias it)."""
+    raw = np.zeros(values.nbytes + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64
+    out = raw[start:start + values.nbytes].view(values.dtype).reshape(values.shape)
+    out[...] = values
+    return out
+
+
+# ---------------------------------------------------------------------- export
+
+
+@SETTINGS
+@given(pair=strided_pairs(), kind=st.sampled_from(LAYOUTS))
+def test_export_to_numpy(pair, kind):
+    _, ref = pair
+    t = make_view(ref, kind)
+    for out in (np.from_dlpack(t), np.asarray(t), np.array(t), t.numpy()):
+        assert out.shape == ref.shape and out.dtype == ref.dtype
+        np.testing.assert_array_equal(out, ref)
+    assert np.asarray(t, dtype=np.complex128).dtype == np.complex128
+
+
+@SETTINGS
+@given(pair=strided_pairs(dtype=st.sampled_from(TORCH_DTYPES)), kind=st.sampled_from(LAYOUTS))
+def test_export_to_torch_and_jax(pair, kind):
+    _, ref = pair
+    t = make_view(ref, kind)
+    out = torch.from_dlpack(t)
+    assert tuple(out.shape) == ref.shape
+    np.testing.assert_array_equal(out.numpy(), ref)
+    j = jax.dlpack.from_dlpack(t)
+    assert j.shape == ref.shape and j.dtype == ref.dtype
+    np.testing.assert_array_equal(np.asarray(j), ref)
+
+
+def test_export_is_zero_copy_on_cpu():
+    t = ak.arange(12.0).reshape(3, 4)
+    n = np.from_dlpack(t)
+    assert n.ctypes.data == t.data_ptr()
+    assert not n.flags.writeable
+    v = t[:, 1::2]
+    nv = np.from_dlpack(v)
+    assert nv.ctypes.data == v.data_ptr() and nv.strides == (16, 8)
+    tt = torch.from_dlpack(t.mT)
+    assert tt.data_ptr() == t.data_ptr() and tt.stride() == (1, 4)
+
+
+def test_dunder_dlpack_arguments():
+    t = ak.arange(6.0).reshape(2, 3)
+    assert tuple(t.__dlpack_device__()) == (1, 0)
+    assert int(t.__dlpack_device__()[0]) == 1
+    for kw in ({}, {"max_version": (1, 0)}, {"max_version": (0, 8)}, {"copy": True},
+               {"copy": False}, {"dl_device": (1, 0)}, {"stream": None},
+               {"copy": False, "max_version": (1, 2), "dl_device": (1, 0)}):
+        t.__dlpack__(**kw)
+    flipped = t.flip(1)
+    flipped.__dlpack__(copy=True)
+    np.testing.assert_array_equal(np.from_dlpack(flipped), np.arange(6.0).reshape(2, 3)[:, ::-1])
+    with pytest.raises(BufferError, match="copy=False"):
+        flipped.__dlpack__(copy=False)
+    with pytest.raises(BufferError, match="copy=False"):
+        t[:, ::2].__dlpack__(copy=False)
+    t[:, ::2].__dlpack__(copy=False, max_version=(1, 0))
+    with pytest.raises(BufferError, match="copy=False"):
+        t.__dlpack__(dl_device=(2, 0), copy=False)
+    copied = np.from_dlpack(t, copy=True)
+    assert copied.flags.writeable and copied.ctypes.data != t.data_ptr()
+
+
+def test_export_of_traced_tensor_raises():
+    def f(x):
+        ak.asarray(x).__dlpack_device__()
+        return x
+
+    with pytest.raises(BufferError, match="traced"):
+        jax.jit(f)(jnp.ones(2))
+
+
+# ---------------------------------------------------------------------- the safety property
+
+
+def _writes(draw_ops, t, model):
+    """Apply a list of in-place operations to ``t`` and to the NumPy ``model``."""
+    for op, i, value in draw_ops:
+        i = i % model.shape[0]
+        if op == "setitem":
+            t[i] = value
+            model[i] = value
+        elif op == "slice":
+            t[i:] = value
+            model[i:] = value
+        elif op == "iadd":
+            t += value
+            model += value
+        elif op == "view":
+            v = t[::2]
+            v *= 2
+            model[::2] *= 2
+        elif op == "fill":
+            t.fill_(value)
+            model[...] = value
+        elif op == "copy":
+            src = np.arange(model.size, dtype=model.dtype).reshape(model.shape)
+            t.copy_(ak.asarray(src))
+            model[...] = src
+
+
+ops = st.lists(
+    st.tuples(st.sampled_from(["setitem", "slice", "iadd", "view", "fill", "copy"]),
+              st.integers(0, 100), st.integers(-5, 5)),
+    min_size=1, max_size=12,
+)
+
+
+EXPORTERS = {
+    "np.asarray": np.asarray,
+    "np.from_dlpack": np.from_dlpack,
+    "torch.from_dlpack": lambda t: torch.from_dlpack(t).numpy(),
+    "jax.dlpack": lambda t: np.asarray(jax.dlpack.from_dlpack(t)),
+    "__dlpack__ legacy": lambda t: torch.utils.dlpack.from_dlpack(t.__dlpack__()).numpy(),
+}
+
+
+@SETTINGS
+@given(ref=values("float64", hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=6)),
+       writes=ops, view=st.sampled_from(["whole", "tail", "transposed"]),
+       exporter=st.sampled_from(sorted(EXPORTERS)))
+def test_exports_are_snapshots_under_writes(ref, writes, view, exporter):
+    """One exporter per example: an export alone must protect its memory from later writes."""
+    t = ak.asarray(ref)
+    if ref.ndim == 1 and view == "transposed":
+        view = "whole"
+    exported = {"whole": lambda: t, "tail": lambda: t[1:], "transposed": lambda: t.T}[view]()
+    snapshot = np.array(exported.numpy())
+    out = EXPORTERS[exporter](exported)
+    model = ref.copy()
+    _writes(writes, t, model)
+    np.testing.assert_array_equal(t.numpy(), model)
+    np.testing.assert_array_equal(np.asarray(out), snapshot)
+    expected_now = {"whole": model, "tail": model[1:], "transposed": model.T}[view]
+    np.testing.assert_array_equal(EXPORTERS[exporter](exported), expected_now)
+
+
+def test_exports_outlive_the_tensor():
+    t = ak.full((1000,), 3.0)
+    n, tt, j = np.from_dlpack(t), torch.from_dlpack(t), np.asarray(t[::3])
+    for _ in range(50):
+        t += 1
+    del t
+    gc.collect()
+    filler = [ak.full((1000,), -1.0) for _ in range(8)]
+    assert (n == 3).all() and (tt == 3).all() and (j == 3).all()
+    assert all(f[0].item() == -1 for f in filler)
+
+
+def test_write_after_export_copies_once_then_donates():
+    t = ak.zeros(8)
+    before = t.data_ptr()
+    n = np.asarray(t)
+    t[0] = 1.0
+    moved = t.data_ptr()
+    assert moved != before
+    t[1] = 2.0
+    assert t.data_ptr() == moved
+    assert n[0] == 0 and n[1] == 0
+
+
+# ---------------------------------------------------------------------- import
+
+
+@SETTINGS
+@given(pair=strided_pairs(), kind=st.sampled_from(["plain", "transposed", "stepped", "flipped",
+                                                   "broadcast", "readonly"]),
+       copy=st.sampled_from([None, True]))
+def test_from_dlpack_numpy_layouts(pair, kind, copy):
+    _, ref = pair
+    src = ref
+    if kind == "transposed" and ref.ndim >= 2:
+        src = np.ascontiguousarray(ref.swapaxes(0, 1)).swapaxes(0, 1)
+    elif kind == "stepped" and ref.ndim >= 1:
+        big = np.zeros((ref.shape[0] * 3,) + ref.shape[1:], ref.dtype)
+        big[::3] = ref
+        src = big[::3]
+    elif kind == "flipped" and ref.ndim >= 1:
+        src = np.ascontiguousarray(ref[::-1])[::-1]
+    elif kind == "broadcast" and ref.ndim >= 1:
+        src = np.broadcast_to(ref[:1], ref.shape) if (ref == ref[:1]).all() else ref
+    elif kind == "readonly":
+        src = ref.copy()
+        src.flags.writeable = False
+    for source in (src, aligned(src.copy(order="C"))):
+        t = ak.from_dlpack(source, copy=copy)
+        assert t.shape == ref.shape and t.dtype.np == ref.dtype
+        np.testing.assert_array_equal(t.numpy(), ref)
+
+
+def test_from_dlpack_copy_semantics_numpy():
+    a = aligned(np.arange(16, dtype=np.float32).reshape(4, 4))
+    alias = ak.from_dlpack(a)
+    copied = ak.from_dlpack(a, copy=True)
+    strided = ak.from_dlpack(a[::-1, ::2], copy=False)
+    assert alias.data_ptr() == a.ctypes.data
+    a[0, 0] = 100
+    assert alias[0, 0].item() == 100 and copied[0, 0].item() == 0
+    assert strided[3, 0].item() == 100 and strided.stride() == (-4, 2)
+    alias[1, 1] = -7
+    assert a[1, 1] == 5 and alias[1, 1].item() == -7
+    unaligned = np.arange(9, dtype=np.float32)[1:]
+    if unaligned.ctypes.data % 64:
+        with pytest.raises(ValueError, match="aligned"):
+            ak.from_dlpack(unaligned, copy=False)
+        np.testing.assert_array_equal(ak.from_dlpack(unaligned).numpy(), unaligned)
+    with pytest.raises(AttributeError):
+        ak.from_dlpack([1, 2, 3])
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES)
+def test_torch_roundtrip(dtype):
+    ref = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
+    src = torch.from_numpy(ref.copy())
+    for view in (src, src.T, src[:, 1::2]):
+        t = ak.from_dlpack(view)
+        np.testing.assert_array_equal(t.numpy(), view.numpy())
+        back = torch.from_dlpack(t)
+        assert torch.equal(back, view)
+        np.testing.assert_array_equal(ak.asarray(view).numpy(), view.numpy())
+
+
+def test_torch_alias_and_copy():
+    src = torch.arange(8, dtype=torch.float64)
+    alias = ak.from_dlpack(src)
+    copied = ak.asarray(src)
+    src[0] = 42
+    assert alias[0].item() == 42 and copied[0].item() == 0
+    alias[1] = -1
+    assert src[1].item() == 1 and alias[1].item() == -1
+    with pytest.raises(BufferError, match="gradient"):
+        ak.from_dlpack(torch.ones(2, requires_grad=True))
+
+
+def test_jax_roundtrip():
+    j = jnp.arange(6, dtype=jnp.int32).reshape(2, 3)
+    t = ak.from_dlpack(j)
+    np.testing.assert_array_equal(t.numpy(), np.arange(6).reshape(2, 3))
+    flat = jnp.arange(5.0)
+    w = ak.from_dlpack(flat)
+    assert w.untyped_storage().buffer is flat
+    w[0] = 3.0
+    assert float(flat[0]) == 0.0
+    assert ak.from_dlpack(t) is t
+    c = ak.from_dlpack(t, copy=True)
+    assert c.untyped_storage() is not t.untyped_storage()
+    np.testing.assert_array_equal(np.asarray(jax.dlpack.from_dlpack(t.mT)), np.arange(6).reshape(2, 3).T)
+
+
+# ---------------------------------------------------------------------- devices, to()
+
+
+def test_to_device_and_to():
+    x = ak.arange(6, dtype=ak.int32).reshape(2, 3)
+    dev = jax.devices("cpu")[0]
+    assert x.to_device(dev) is x and x.to_device("cpu") is x
+    assert x.to(dev) is x and x.to("cpu") is x and x.to(ak.int32) is x
+    f = x.to(ak.float64)
+    assert f.dtype is ak.float64 and f.device == dev
+    np.testing.assert_array_equal(f.numpy(), np.arange(6.0).reshape(2, 3))
+    assert x.to("float32").dtype is ak.float32
+    assert x.to("cpu", ak.int8).dtype is ak.int8
+    assert x.to(dtype=ak.uint8, device="cpu").dtype is ak.uint8
+    other = ak.zeros(1, dtype=ak.complex64)
+    assert x.to(other).dtype is ak.complex64
+    c = x.to(ak.int32, copy=True)
+    assert c is not x and c.untyped_storage() is not x.untyped_storage()
+
+
+MULTI_DEVICE = textwrap.dedent("""
+    import jax, numpy as np, torch
+    import arraykit as ak
+    d0, d1 = jax.devices("cpu")
+    assert ak.__array_namespace_info__().devices() == (d0, d1)
+    a = ak.arange(4.0, device="cpu:0")
+    b = ak.ones(4, device=d1)
+    assert a.device == d0 and b.device == d1
+    assert b.untyped_storage().buffer.devices() == {d1}
+    for make in (lambda: a + b, lambda: ak.meshgrid(a, b), lambda: ak.asarray([a, b])):
+        try:
+            make()
+        except ValueError as e:
+            assert str(d0) in str(e) and str(d1) in str(e), str(e)
+        else:
+            raise AssertionError("mixing devices did not raise")
+    moved = a[::2].to_device(d1)
+    assert moved.device == d1 and moved.untyped_storage().buffer.devices() == {d1}
+    assert (moved + b[:2]).numpy().tolist() == [1.0, 3.0]
+    assert ak.asarray(a, device=d1).device == d1
+    assert ak.zeros_like(b).device == d1 and ak.full_like(b, 2).device == d1
+    assert ak.astype(a, ak.int32, device=d1).device == d1
+    assert ak.from_dlpack(np.arange(3.0), device=d1).device == d1
+    assert ak.from_dlpack(torch.arange(3.0), device=d1).untyped_storage().buffer.devices() == {d1}
+    assert ak.asarray(a, device="cpu:1").device == d1
+    try:
+        ak.asarray(a, device=d1, copy=False)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("copy=False across devices did not raise")
+    for f in (ak.eye, ak.arange, ak.zeros):
+        assert f(3, device=d1).untyped_storage().buffer.devices() == {d1}
+    assert ak.linspace(0, 1, 3, device=d1).untyped_storage().buffer.devices() == {d1}
+    print("ok")
+""")
+
+
+def test_two_cpu_devices_in_subprocess():
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
+    env["JAX_PLATFORMS"] = "cpu"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", MULTI_DEVICE], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith("ok")
