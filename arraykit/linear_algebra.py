@@ -136,8 +136,10 @@ def vector_axis(x1, x2, axis, name):
     both. The axis must have the same size in both operands (it is not broadcast).
     """
     s1, s2 = x1._layout.shape, x2._layout.shape
-    nmin = min(len(s1), len(s2))
-    nmax = max(len(s1), len(s2))
+    if axis == -1 and s1 == s2 and s1:
+        return -1
+    n1, n2 = len(s1), len(s2)
+    nmin, nmax = (n1, n2) if n1 < n2 else (n2, n1)
     axis = operator.index(axis)
     neg = axis if axis < 0 else axis - nmax
     if nmin == 0 or not -nmin <= neg <= -1:
@@ -150,7 +152,8 @@ def vector_axis(x1, x2, axis, name):
             f"{name}: shapes {s1} and {s2} differ along axis {axis} "
             f"({s1[neg]} != {s2[neg]})"
         )
-    L.broadcast_shapes(s1, s2)
+    if s1 != s2:
+        L.broadcast_shapes(s1, s2)
     return neg
 
 

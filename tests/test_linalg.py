@@ -480,6 +480,13 @@ def test_matrix_rank_rtol_cuts_singular_values():
     assert int(LA.matrix_rank(ak.asarray(a))) == 3
     assert int(LA.matrix_rank(ak.asarray(a), rtol=1e-3)) == 2
     assert int(LA.matrix_rank(ak.asarray(a), rtol=0.5)) == 1
+    np.testing.assert_allclose(LA.pinv(ak.asarray(a), rtol=1e-3).numpy(), np.diag([1.0, 100.0, 0.0]))
+    stack = ak.asarray(np.stack([a, a]))
+    per_matrix = LA.pinv(stack, rtol=ak.asarray(np.array([1e-3, 1e-6]))).numpy()
+    np.testing.assert_allclose(per_matrix[1], np.diag([1.0, 100.0, 1e5]))
+    np.testing.assert_allclose(per_matrix[0], np.diag([1.0, 100.0, 0.0]))
+    b = np.diag([1.0, 1e-15])
+    np.testing.assert_allclose(LA.pinv(ak.asarray(b)).numpy(), np.linalg.pinv(b, rtol=None))
 
 
 # ---------------------------------------------------------------------------- linalg: norms
