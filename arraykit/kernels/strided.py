@@ -15,14 +15,14 @@ from jax import lax
 
 
 
-def _normalize(layout):
+def _normalize(layout, offset):
     """Split a layout into addressing dims and the ops that restore its shape.
 
-    Returns (offset, dims, flipped) where ``dims`` lists (dim, size, stride) with
+    Returns (start, dims, flipped): ``start`` is the lowest storage index touched
+    (``offset`` may be a traced value), ``dims`` lists (dim, size, stride) with
     positive strides sorted by decreasing stride and ``flipped`` the dims whose
     stride was negative.
     """
-    offset = layout.offset
     dims = []
     flipped = []
     for d, (n, s) in enumerate(zip(layout.shape, layout.strides)):
@@ -71,8 +71,8 @@ def _fit(x, length):
 def _read_nested(buf, offset, dims):
     merged = _merge(dims)
     n0, s0 = merged[0]
-    stop = min(offset + n0 * s0, buf.shape[0])
-    x = _fit(lax.slice(buf, (offset,), (stop,)), n0 * s0).reshape(n0, s0)
+    span = sum((n - 1) * s for n, s in merged) + 1
+    x = _fit(lax.dynamic_slice(buf, (offset,), (span,)), n0 * s0).reshape(n0, s0)
     for n, s in merged[1:]:
         x = _fit(x, n * s)
         x = x.reshape(x.shape[:-1] + (n, s))
@@ -105,13 +105,17 @@ def _restore(x, layout, dims, flipped):
     return x
 
 
-def read(buf, layout):
-    """Values of ``layout`` over flat ``buf`` as a dense array of ``layout.shape``."""
+def read(buf, layout, offset=None):
+    """Values of ``layout`` over flat ``buf`` as a dense array of ``layout.shape``.
+
+    ``offset`` overrides ``layout.offset`` (a traced value lets one compiled
+    kernel serve every offset of one shape and strides).
+    """
     if layout.numel == 0:
         return jnp.zeros(layout.shape, buf.dtype)
-    offset, dims, flipped = _normalize(layout)
+    offset, dims, flipped = _normalize(layout, layout.offset if offset is None else offset)
     if not dims:
-        x = lax.slice(buf, (offset,), (offset + 1,)).reshape(())
+        x = lax.dynamic_slice(buf, (offset,), (1,)).reshape(())
         return lax.broadcast_in_dim(x, layout.shape, ())
     if _nests(dims):
         x = _read_nested(buf, offset, dims)
@@ -120,15 +124,35 @@ def read(buf, layout):
     return _restore(x, layout, dims, flipped)
 
 
-def write(buf, layout, values):
+def _smallest_factor(n):
+    """The smallest prime factor of ``n`` >= 2."""
+    k = 2
+    while k * k <= n:
+        if n % k == 0:
+            return k
+        k += 1
+    return n
+
+
+def write(buf, layout, values, offset=None, scatter=False):
     """``buf`` with ``values`` (shape ``layout.shape``) stored through ``layout``.
 
-    The layout must not overlap itself (callers check it).
+    The layout must not overlap itself (callers check it). ``offset`` as in :func:`read`.
+    A single dense block becomes a ``dynamic_update_slice``; anything else a scatter
+    of contiguous runs (windows), or of single elements when no stride is 1.
+
+    ``scatter=True`` (callers pass it when the buffer is traced inside an outer
+    ``jax.jit``) avoids ``dynamic_update_slice`` for multi-element partial writes:
+    XLA:CPU miscompiles an in-place dynamic-update-slice fusion whose update reads
+    the same buffer at shifted positions once a reshape follows it
+    (openxla/xla#49176), e.g. ``x[1:] = x[:-1] * 2`` traced whole. A scatter of a
+    single window is turned back into a dynamic-update-slice by XLA, so a single
+    block is scattered as at least two windows.
     """
     if layout.numel == 0:
         return buf
     values = values.astype(buf.dtype)
-    offset, dims, flipped = _normalize(layout)
+    offset, dims, flipped = _normalize(layout, layout.offset if offset is None else offset)
     if not dims:
         return lax.dynamic_update_slice(buf, values.reshape(1), (offset,))
     kept = sorted(d for d, _, _ in dims)
@@ -139,10 +163,25 @@ def write(buf, layout, values):
     if order != list(range(len(order))):
         squeezed = lax.transpose(squeezed, order)
     merged = _merge(dims)
-    if len(merged) == 1 and merged[0][1] == 1:
+    (n_last, s_last) = merged[-1]
+    if len(merged) == 1 and s_last == 1 and (not scatter or n_last == buf.shape[0]):
         return lax.dynamic_update_slice(buf, squeezed.reshape(-1), (offset,))
-    idx = _index(dims, offset)
-    return buf.at[idx].set(
-        squeezed, mode="promise_in_bounds", unique_indices=True, indices_are_sorted=True
+    if s_last != 1:
+        outer, window = merged, 1
+    elif len(merged) == 1:  # scatter mode, one block: split it so XLA keeps a scatter
+        window = n_last // _smallest_factor(n_last)
+        outer, window = [(n_last // window, window)], window
+    else:
+        outer, window = merged[:-1], n_last
+    shape = tuple(n for n, _ in outer)
+    idx = jnp.full(shape, offset, dtype=jnp.int64)
+    for axis, (n, s) in enumerate(outer):
+        idx = idx + lax.broadcasted_iota(jnp.int64, shape, axis) * s
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=(len(shape),), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,)
     )
-
+    return lax.scatter(
+        buf, idx[..., None], squeezed.reshape(shape + (window,)), dnums,
+        indices_are_sorted=_nests(dims), unique_indices=True,
+        mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+    )

@@ -1,0 +1,626 @@
+"""Random chains of views and in-place writes against NumPy, checking every alias.
+
+A chain starts from a contiguous base. Each step either derives a new view from
+one of the aliases made so far (slices with any step, permute/transpose,
+select, narrow, flip, diagonal, unsqueeze/squeeze, view/reshape, expand,
+unfold) or writes into a writable alias (setitem with basic keys, masks and
+integer arrays; add_/sub_/mul_/fill_/zero_/copy_/clamp_/masked_fill_/index_fill_;
+``+=``; the overlapping ``x[1:] += x[:-1]``). The same step is applied to a NumPy
+array, and after every step every alias must hold its NumPy twin's values and
+report NumPy's strides and storage offset. The chain is run eagerly and,
+replayed, inside one outer ``jax.jit``.
+
+NumPy twins of views are rebuilt writable with ``np.ndarray(buffer=base, ...)``
+from NumPy's own strides and data pointer, so writes through views NumPy only
+offers read-only (diagonal, broadcast) still happen on the NumPy side.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import jax
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import arraykit as ak
+from arraykit import layout as L
+from arraykit.kernels.launch import apply, cache_info
+
+EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "12"))
+DTYPES = ("int64", "float32", "float64", "int32")
+MAX_ALIASES = 6
+MAX_NUMEL = 240
+
+
+def _ident(x):
+    return x
+
+
+# ----------------------------------------------------------------------------
+# NumPy side
+# ----------------------------------------------------------------------------
+
+
+def np_offset(arr, base):
+    return (arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // arr.itemsize
+
+
+def np_strides(arr):
+    return tuple(s // arr.itemsize for s in arr.strides)
+
+
+def writable_twin(view, base):
+    """``view`` as a writable array over ``base`` (same shape, strides, offset)."""
+    if view.size == 0:
+        return np.ndarray(view.shape, base.dtype, buffer=base, offset=0, strides=view.strides)
+    return np.ndarray(view.shape, base.dtype, buffer=base, offset=np_offset(view, base) * base.itemsize,
+                      strides=view.strides)
+
+
+def self_overlapping(view, base):
+    idx = np.ndarray(view.shape, np.int64, buffer=np.arange(base.size, dtype=np.int64),
+                     offset=np_offset(view, base) * 8, strides=tuple(8 * s for s in np_strides(view)))
+    return np.unique(idx).size != idx.size
+
+
+def _as_view_key(key):
+    """A basic key NumPy answers with a view (never a scalar)."""
+    key = key if isinstance(key, tuple) else (key,)
+    return key if any(k is Ellipsis for k in key) else key + (Ellipsis,)
+
+
+def _pre(d, ndim):
+    return (slice(None),) * (d % ndim)
+
+
+def np_view(op, v):
+    """The NumPy view an op descriptor derives from ``v``."""
+    kind, args = op[0], op[2:]
+    if kind == "index":
+        return v[_as_view_key(args[0])]
+    if kind == "permute":
+        return np.transpose(v, args[0])
+    if kind == "transpose":
+        return np.swapaxes(v, *args)
+    if kind == "mT":
+        return np.swapaxes(v, -1, -2)
+    if kind == "T":
+        return v.T
+    if kind == "select":
+        d, i = args
+        return v[_pre(d, v.ndim) + (i, Ellipsis)]
+    if kind == "narrow":
+        d, start, length = args
+        return v[_pre(d, v.ndim) + (slice(start, start + length),)]
+    if kind == "flip":
+        return np.flip(v, axis=args[0]) if v.ndim else v[...]
+    if kind == "diagonal":
+        return np.diagonal(v, *args)
+    if kind == "unsqueeze":
+        return np.expand_dims(v, args[0])
+    if kind == "squeeze":
+        return np.squeeze(v) if args[0] is None else np.squeeze(v, args[0])
+    if kind in ("view", "reshape"):
+        return np.reshape(v, args[0], copy=False)
+    if kind == "expand":
+        return np.broadcast_to(v, args[1])
+    if kind == "unfold":
+        d, size, step = args
+        w = np.lib.stride_tricks.sliding_window_view(v, size, axis=d)
+        return w[_pre(d, v.ndim) + (slice(None, None, step),)]
+    raise AssertionError(kind)
+
+
+def ak_view(op, t):
+    """The arraykit view an op descriptor derives from ``t``."""
+    kind, args = op[0], op[2:]
+    if kind == "index":
+        return t[args[0]]
+    if kind == "permute":
+        return t.permute(*args[0]) if len(args[0]) % 2 else t.permute(args[0])
+    if kind == "transpose":
+        return t.transpose(*args)
+    if kind == "mT":
+        return t.mT
+    if kind == "T":
+        return t.T
+    if kind == "select":
+        return t.select(*args)
+    if kind == "narrow":
+        return t.narrow(*args)
+    if kind == "flip":
+        return t.flip(args[0])
+    if kind == "diagonal":
+        return t.diagonal(*args)
+    if kind == "unsqueeze":
+        return t.unsqueeze(args[0])
+    if kind == "squeeze":
+        return t.squeeze(args[0])
+    if kind == "view":
+        return t.view(args[0])
+    if kind == "reshape":
+        return t.reshape(*args[0])
+    if kind == "expand":
+        return t.expand(*args[0])
+    if kind == "unfold":
+        return t.unfold(*args)
+    raise AssertionError(kind)
+
+
+def np_write(op, aliases):
+    """Apply a write descriptor to the NumPy twins."""
+    kind, i, args = op[0], op[1], op[2:]
+    v = aliases[i]
+    if kind == "setitem":
+        key, value = args[0], args[1]
+        v[_np_key(key)] = _np_value(value, aliases)
+    elif kind == "iop":
+        name, operand = args
+        operand = _np_value(operand, aliases)
+        if name in ("add_", "iadd"):
+            v += operand
+        elif name in ("sub_", "isub"):
+            v -= operand
+        else:
+            v *= operand
+    elif kind == "fill":
+        v[...] = args[0]
+    elif kind == "zero":
+        v[...] = 0
+    elif kind == "copy":
+        np.copyto(v, _np_value(args[0], aliases))
+    elif kind == "clamp":
+        lo, hi = args
+        np.clip(v, lo, hi, out=v)
+    elif kind == "masked_fill":
+        mask, value = args
+        np.copyto(v, np.asarray(value, v.dtype), where=mask[1])
+    elif kind == "index_fill":
+        d, index, value = args
+        v[_pre(d, v.ndim) + (index[1],)] = value
+    elif kind == "shift":
+        d = args[0]
+        pre = _pre(d, v.ndim)
+        v[pre + (slice(1, None),)] += v[pre + (slice(None, -1),)]
+    else:
+        raise AssertionError(kind)
+
+
+def _np_key(key):
+    return tuple(k[1] if isinstance(k, tuple) and k and k[0] in ("arr", "list", "tensor") else k for k in key)
+
+
+def _np_value(value, aliases):
+    if isinstance(value, tuple) and value[0] == "alias":
+        return aliases[value[1]]
+    if isinstance(value, tuple):
+        return value[1]
+    return value
+
+
+# ----------------------------------------------------------------------------
+# arraykit side
+# ----------------------------------------------------------------------------
+
+
+def materialize(ops):
+    """Build the arraykit tensors a chain needs (outside any trace)."""
+    out = []
+    for op in ops:
+        out.append(tuple(_materialize(a) for a in op))
+    return out
+
+
+def _materialize(a):
+    if isinstance(a, tuple) and a and a[0] == "tensor":
+        return ("tensor", a[1], ak.asarray(a[1]))
+    if isinstance(a, tuple) and a and isinstance(a[0], tuple | slice | int | type(None) | type(Ellipsis)):
+        return tuple(_materialize(k) for k in a)
+    return a
+
+
+def _ak_part(k):
+    if isinstance(k, tuple) and k and k[0] == "arr":
+        return k[1]
+    if isinstance(k, tuple) and k and k[0] == "list":
+        return k[1].tolist()
+    if isinstance(k, tuple) and k and k[0] == "tensor":
+        return k[2]
+    return k
+
+
+def ak_write(op, aliases):
+    kind, i, args = op[0], op[1], op[2:]
+    t = aliases[i]
+    if kind == "setitem":
+        key, value = args
+        t[tuple(_ak_part(k) for k in key)] = _ak_value(value, aliases)
+    elif kind == "iop":
+        name, operand = args
+        operand = _ak_value(operand, aliases)
+        if name == "iadd":
+            t += operand
+        elif name == "isub":
+            t -= operand
+        elif name == "imul":
+            t *= operand
+        else:
+            assert getattr(t, name)(operand) is t
+    elif kind == "fill":
+        assert t.fill_(args[0]) is t
+    elif kind == "zero":
+        assert t.zero_() is t
+    elif kind == "copy":
+        assert t.copy_(_ak_value(args[0], aliases)) is t
+    elif kind == "clamp":
+        assert t.clamp_(*args) is t
+    elif kind == "masked_fill":
+        mask, value = args
+        assert t.masked_fill_(_ak_part(mask) if mask[0] == "tensor" else ak.asarray(mask[1]), value) is t
+    elif kind == "index_fill":
+        d, index, value = args
+        assert t.index_fill_(d, _ak_part(index), value) is t
+    elif kind == "shift":
+        d = args[0]
+        pre = _pre(d, t.ndim)
+        t[pre + (slice(1, None),)] += t[pre + (slice(None, -1),)]
+    else:
+        raise AssertionError(kind)
+
+
+def _ak_value(value, aliases):
+    if isinstance(value, tuple) and value[0] == "alias":
+        return aliases[value[1]]
+    if isinstance(value, tuple):
+        return _ak_part(value)
+    return value
+
+
+def ak_run(base, ops):
+    """Apply the ops to arraykit; yields the alias list after every step."""
+    aliases = [base]
+    yield aliases
+    for op in ops:
+        if op[0] in WRITES:
+            ak_write(op, aliases)
+        else:
+            aliases.append(ak_view(op, aliases[op[1]]))
+        yield aliases
+
+
+WRITES = ("setitem", "iop", "fill", "zero", "copy", "clamp", "masked_fill", "index_fill", "shift")
+
+
+# ----------------------------------------------------------------------------
+# drawing a chain
+# ----------------------------------------------------------------------------
+
+
+def _small_ints(dtype, shape):
+    return hnp.arrays(np.int64, shape, elements=st.integers(-9, 9)).map(lambda a: a.astype(dtype))
+
+
+def _scalar(data, dtype):
+    n = data.draw(st.integers(-9, 9))
+    if np.dtype(dtype).kind == "f" and data.draw(st.booleans()):
+        return float(n) + 0.5
+    return n
+
+
+def _array_form(data, arr):
+    return (data.draw(st.sampled_from(["arr", "tensor"])), arr)
+
+
+def _broadcastable_shape(data, shape):
+    """A shape that broadcasts to ``shape`` (drop leading dims, set some to 1)."""
+    drop = data.draw(st.integers(0, len(shape)))
+    return tuple(1 if data.draw(st.integers(0, 3)) == 0 else n for n in shape[drop:])
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return len(shape) <= len(target) and np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
+def _value(data, dtype, shape, np_aliases, writes_to):
+    """A write value: scalar, array (maybe broadcast) or another alias of fitting shape."""
+    fitting = [j for j, a in enumerate(np_aliases) if _broadcasts_to(a.shape, shape)]
+    choice = data.draw(st.sampled_from(["scalar", "array", "alias"] if fitting else ["scalar", "array"]))
+    if choice == "scalar":
+        return _scalar(data, dtype)
+    if choice == "alias":
+        return ("alias", data.draw(st.sampled_from(fitting)))
+    return _array_form(data, data.draw(_small_ints(dtype, _broadcastable_shape(data, shape))))
+
+
+def _view_op(data, i, v, t):
+    """Draw a view op for alias ``i`` (NumPy view ``v``, arraykit view ``t``) or None."""
+    nd = v.ndim
+    kinds = ["index", "permute", "flip", "unsqueeze", "squeeze", "view", "expand"]
+    if nd >= 1:
+        kinds += ["transpose", "select", "narrow", "unfold"]
+    if nd >= 2:
+        kinds += ["diagonal", "mT"]
+    if nd == 2:
+        kinds += ["T"]
+    kind = data.draw(st.sampled_from(kinds))
+    dim = st.integers(-nd, nd - 1) if nd else st.nothing()
+    if kind == "index":
+        return (kind, i, data.draw(hnp.basic_indices(v.shape, allow_newaxis=nd < 5, allow_ellipsis=True)))
+    if kind == "permute":
+        return (kind, i, tuple(data.draw(st.permutations(range(nd)))))
+    if kind == "transpose":
+        return (kind, i, data.draw(dim), data.draw(dim))
+    if kind in ("mT", "T"):
+        return (kind, i)
+    if kind == "select":
+        d = data.draw(dim)
+        n = v.shape[d]
+        return (kind, i, d, data.draw(st.integers(-n, n - 1))) if n else None
+    if kind == "narrow":
+        d = data.draw(dim)
+        start = data.draw(st.integers(0, v.shape[d]))
+        return (kind, i, d, start, data.draw(st.integers(0, v.shape[d] - start)))
+    if kind == "flip":
+        return (kind, i, tuple(data.draw(st.lists(st.integers(0, nd - 1), unique=True))) if nd else ())
+    if kind == "diagonal":
+        d1 = data.draw(dim)
+        d2 = data.draw(dim.filter(lambda d: d % nd != d1 % nd))
+        return (kind, i, data.draw(st.integers(-3, 3)), d1, d2)
+    if kind == "unsqueeze":
+        return (kind, i, data.draw(st.integers(-nd - 1, nd))) if nd < 5 else None
+    if kind == "squeeze":
+        ones = [d for d, n in enumerate(v.shape) if n == 1]
+        return (kind, i, data.draw(st.sampled_from(ones)) if ones and data.draw(st.booleans()) else None)
+    if kind == "view":
+        new = data.draw(_regroup(v.shape))
+        if L.try_view(t._layout, new) is None:
+            return None
+        try:
+            np.reshape(v, new, copy=False)
+        except ValueError:
+            return None
+        return (data.draw(st.sampled_from(["view", "reshape"])), i, new)
+    if kind == "expand":
+        lead = tuple(data.draw(st.lists(st.integers(1, 3), max_size=max(0, 4 - nd))))
+        sizes = lead + tuple(data.draw(st.sampled_from([-1, 3])) if n == 1 else data.draw(st.sampled_from([-1, n]))
+                             for n in v.shape)
+        target = lead + tuple(n if s == -1 else s for n, s in zip(v.shape, sizes[len(lead):]))
+        if math.prod(target) > MAX_NUMEL:
+            return None
+        return (kind, i, sizes, target)
+    if kind == "unfold":
+        d = data.draw(dim)
+        n = v.shape[d]
+        return (kind, i, d, data.draw(st.integers(0, n)), data.draw(st.integers(1, 3)))
+    raise AssertionError(kind)
+
+
+@st.composite
+def _regroup(draw, shape):
+    numel = math.prod(shape)
+    if numel == 0:
+        return tuple(draw(st.permutations(shape)))
+    factors = []
+    for n in shape:
+        k = 2
+        while n > 1:
+            while n % k == 0:
+                factors.append(k)
+                n //= k
+            k += 1
+    out = []
+    for f in factors:
+        if out and draw(st.booleans()):
+            out[-1] *= f
+        else:
+            out.append(f)
+    for _ in range(draw(st.integers(0, 1))):
+        out.insert(draw(st.integers(0, len(out))), 1)
+    if out and draw(st.booleans()):
+        out[draw(st.integers(0, len(out) - 1))] = -1
+    return tuple(out)
+
+
+def _write_op(data, i, v, dtype, np_aliases):
+    nd = v.ndim
+    kinds = ["setitem_basic", "iop", "fill", "zero", "copy", "clamp", "masked_fill"]
+    if nd >= 1 and v.size:
+        kinds += ["setitem_mask", "setitem_int", "index_fill"]
+    if nd >= 1 and any(n > 1 for n in v.shape):
+        kinds += ["shift"]
+    kind = data.draw(st.sampled_from(kinds))
+    if kind == "setitem_basic":
+        key = data.draw(hnp.basic_indices(v.shape, allow_newaxis=True, allow_ellipsis=True))
+        key = key if isinstance(key, tuple) else (key,)
+        return ("setitem", i, key, _value(data, dtype, v[_as_view_key(key)].shape, np_aliases, i))
+    if kind == "setitem_mask":
+        k = data.draw(st.integers(1, nd))
+        mask = data.draw(hnp.arrays(np.bool_, v.shape[:k]))
+        key = (data.draw(st.sampled_from(["arr", "tensor"])), mask)
+        shape = (int(mask.sum()),) + v.shape[k:]
+        if data.draw(st.booleans()):
+            value = _scalar(data, dtype)
+        else:
+            value = _array_form(data, data.draw(_small_ints(dtype, _broadcastable_shape(data, shape))))
+        return ("setitem", i, (key,), value)
+    if kind == "setitem_int":
+        d = data.draw(st.integers(0, nd - 1))
+        n = v.shape[d]
+        if n == 0:
+            return None
+        idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), unique_by=lambda j: j % n, max_size=n)), dtype=np.int64)
+        form = data.draw(st.sampled_from(["arr", "list", "tensor"])) if idx.size else "arr"
+        key = (slice(None),) * d + ((form, idx),)
+        if data.draw(st.booleans()):
+            key = key + (Ellipsis,)
+        shape = v[_np_key(key)].shape
+        return ("setitem", i, key, _value(data, dtype, shape, [], i))
+    if kind == "iop":
+        name = data.draw(st.sampled_from(["add_", "sub_", "mul_", "iadd", "isub", "imul"]))
+        return ("iop", i, name, _value(data, dtype, v.shape, np_aliases, i))
+    if kind == "fill":
+        return ("fill", i, _scalar(data, dtype))
+    if kind == "zero":
+        return ("zero", i)
+    if kind == "copy":
+        value = _value(data, dtype, v.shape, np_aliases, i)
+        if not isinstance(value, tuple):
+            value = _array_form(data, np.asarray(value, dtype=dtype))
+        return ("copy", i, value)
+    if kind == "clamp":
+        lo = data.draw(st.one_of(st.none(), st.integers(-6, 3)))
+        hi = data.draw(st.integers(lo if lo is not None else -6, 6))
+        if lo is not None and data.draw(st.booleans()):
+            hi = None
+        return ("clamp", i, lo, hi)
+    if kind == "masked_fill":
+        mask = data.draw(hnp.arrays(np.bool_, _broadcastable_shape(data, v.shape)))
+        return ("masked_fill", i, (data.draw(st.sampled_from(["arr", "tensor"])), mask), _scalar(data, dtype))
+    if kind == "index_fill":
+        d = data.draw(st.integers(0, nd - 1))
+        n = v.shape[d]
+        idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3)), dtype=np.int64)
+        return ("index_fill", i, d - nd if data.draw(st.booleans()) else d, ("tensor", idx), _scalar(data, dtype))
+    if kind == "shift":
+        d = data.draw(st.sampled_from([d for d, n in enumerate(v.shape) if n > 1]))
+        return ("shift", i, d)
+    raise AssertionError(kind)
+
+
+class Chain:
+    """A drawn chain: initial values, ops, and the NumPy state after every step."""
+
+    def __init__(self, init, ops, states):
+        self.init = init
+        self.ops = ops
+        self.states = states  # per step: [(values, strides, offset, shape)] per alias
+
+
+def snapshot(np_aliases, base):
+    return [(np.array(a), np_strides(a), np_offset(a, base), a.shape) for a in np_aliases]
+
+
+@st.composite
+def chains(draw, steps=8):
+    data = draw(st.data())
+    dtype = data.draw(st.sampled_from(DTYPES))
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
+    init = data.draw(_small_ints(dtype, shape))
+    base = init.copy()
+    np_aliases = [base]
+    shadow = [ak.asarray(init)]  # views only: gives arraykit layouts while drawing
+    ops, states = [], [snapshot(np_aliases, base)]
+    for _ in range(steps):
+        writable = [j for j, a in enumerate(np_aliases) if not self_overlapping(a, base)]
+        i = data.draw(st.integers(0, len(np_aliases) - 1))
+        if len(np_aliases) < MAX_ALIASES and data.draw(st.booleans()):
+            op = _view_op(data, i, np_aliases[i], shadow[i])
+            if op is None:
+                continue
+            view = np_view(op, np_aliases[i])
+            if view.size > MAX_NUMEL:
+                continue
+            np_aliases.append(writable_twin(view, base))
+            shadow.append(ak_view(op, shadow[i]))
+        else:
+            i = data.draw(st.sampled_from(writable))
+            op = _write_op(data, i, np_aliases[i], dtype, np_aliases)
+            if op is None:
+                continue
+            np_write(op, np_aliases)
+        ops.append(op)
+        states.append(snapshot(np_aliases, base))
+    return Chain(init, ops, states)
+
+
+def check_layouts(aliases, state, where):
+    for j, (t, (vals, strides, offset, shape)) in enumerate(zip(aliases, state)):
+        assert t.shape == shape, (where, j)
+        if math.prod(shape) == 0:  # strides and offset of empty arrays are arbitrary
+            continue
+        for d, n in enumerate(shape):
+            if n > 1:
+                assert t.stride()[d] == strides[d], (where, j, t.stride(), strides)
+        assert t.storage_offset() == offset, (where, j, t.storage_offset(), offset)
+
+
+def check_values(got, state, where):
+    for j, (g, (vals, *_)) in enumerate(zip(got, state)):
+        np.testing.assert_array_equal(np.asarray(g), vals, err_msg=f"{where}, alias {j}")
+        assert np.asarray(g).dtype == vals.dtype
+
+
+# ----------------------------------------------------------------------------
+# the chain properties
+# ----------------------------------------------------------------------------
+
+
+def run_eager(chain):
+    base = ak.asarray(chain.init)
+    storage = base.untyped_storage()
+    for step, aliases in enumerate(ak_run(base, materialize(chain.ops))):
+        state = chain.states[step]
+        where = f"after step {step}: {chain.ops[step - 1] if step else 'start'}"
+        for t in aliases:
+            assert t.untyped_storage() is storage
+        check_layouts(aliases, state, where)
+        check_values([t.numpy() for t in aliases], state, where)
+        np.testing.assert_array_equal(np.array(storage.buffer), chain.states[step][0][0].ravel())
+
+
+@given(chains())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_chain_of_views_and_writes_eager(chain):
+    run_eager(chain)
+
+
+@pytest.mark.slow
+@given(chains(steps=14))
+@settings(max_examples=200, deadline=None)
+def test_chain_of_views_and_writes_eager_long(chain):
+    run_eager(chain)
+
+
+def run_jitted(chain):
+    base = ak.asarray(chain.init)
+    leaves, treedef = jax.tree_util.tree_flatten(base)
+    ops = materialize(chain.ops)
+    layouts = []
+
+    def program(buf):
+        t = jax.tree_util.tree_unflatten(treedef, [buf])
+        outs = []
+        for aliases in ak_run(t, ops):
+            layouts.append(list(aliases))
+            outs.append([apply(_ident, (a,)) for a in aliases])
+        return outs
+
+    results = jax.jit(program)(leaves[0])
+    assert len(results) == len(chain.states)
+    for step, (got, aliases) in enumerate(zip(results, layouts)):
+        where = f"jit, after step {step}: {chain.ops[step - 1] if step else 'start'}"
+        check_layouts(aliases, chain.states[step], where)
+        check_values([g.numpy() for g in got], chain.states[step], where)
+    np.testing.assert_array_equal(base.numpy(), chain.init)  # the input was not mutated
+
+
+@given(chains())
+@settings(max_examples=max(EXAMPLES // 2, 4), deadline=None)
+def test_chain_of_views_and_writes_in_jax_jit(chain):
+    run_jitted(chain)
+
+
+@pytest.mark.slow
+@given(chains(steps=14))
+@settings(max_examples=100, deadline=None)
+def test_chain_of_views_and_writes_in_jax_jit_long(chain):
+    run_jitted(chain)
