@@ -17,7 +17,7 @@ import numpy as np
 class Layout:
     """Frozen, hashable (shape, strides, offset) triple, all in elements."""
 
-    __slots__ = ("shape", "strides", "offset", "_hash")
+    __slots__ = ("shape", "strides", "offset", "geometry", "_hash")
 
     def __init__(self, shape, strides, offset=0):
         shape = tuple(int(n) for n in shape)
@@ -29,6 +29,7 @@ class Layout:
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "strides", strides)
         object.__setattr__(self, "offset", int(offset))
+        object.__setattr__(self, "geometry", (shape, strides))
         object.__setattr__(self, "_hash", hash((shape, strides, int(offset))))
 
     def __setattr__(self, name, value):

@@ -7,6 +7,10 @@ per operation. :func:`apply_inplace` does the same and writes the result back
 through a target layout with a donating update. Kernels are cached by
 (function, static arguments, operand layouts and dtypes); :func:`cache_info`
 reports cache hits, misses and the number of traces (compilations).
+
+Offsets start out static (part of the key). Once one shape-and-strides has been
+compiled at ``DYNAMIC_AFTER`` different offsets (a loop over ``x[i]``), its
+offset becomes a run-time argument, so one more compile serves every offset.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import threading
 
 import jax
+import numpy as np
 
 from .. import dtypes as D
 from .. import layout as L
@@ -34,6 +39,9 @@ _KERNELS = {}
 _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
 _TENSOR = []
+DYNAMIC_AFTER = 3
+_OFFSETS_SEEN = {}
+_DYNAMIC = set()
 
 
 def register_tensor_type(cls):
@@ -62,13 +70,14 @@ def cache_clear():
 class _Compiled:
     """A jitted kernel plus the output layouts and dtypes recorded when traced."""
 
-    __slots__ = ("call", "donating", "layouts", "dtypes")
+    __slots__ = ("call", "donating", "layouts", "dtypes", "flags")
 
     def __init__(self):
         self.call = None
         self.donating = None
         self.layouts = None
         self.dtypes = None
+        self.flags = None
 
 
 def _lookup(key, build):
@@ -106,13 +115,19 @@ class _Locks:
             s.lock.release()
 
 
+def _layout_key(layout):
+    """The layout itself, or only its geometry once its offset went dynamic."""
+    geometry = layout.geometry
+    return geometry if geometry in _DYNAMIC else layout
+
+
 def _signature(operands, key):
     """Append each operand's static description to ``key``; return the layouts."""
     tensor = _TENSOR[0]
     layouts = []
     for x in operands:
         if isinstance(x, tensor):
-            key.append(x._layout)
+            key.append(_layout_key(x._layout))
             key.append(x._dtype)
             layouts.append(x._layout)
         else:
@@ -122,13 +137,44 @@ def _signature(operands, key):
     return layouts
 
 
+def _note_offsets(layouts):
+    """On a cache miss: make geometries seen at too many offsets dynamic."""
+    for layout in layouts:
+        if layout is None or layout.geometry in _DYNAMIC:
+            continue
+        seen = _OFFSETS_SEEN.setdefault(layout.geometry, set())
+        seen.add(layout.offset)
+        if len(seen) >= DYNAMIC_AFTER:
+            _DYNAMIC.add(layout.geometry)
+
+
+def _dynamic_flags(layouts):
+    return tuple(lay is not None and lay.geometry in _DYNAMIC for lay in layouts)
+
+
+def _offsets(layouts, flags):
+    """The run-time offsets of the dynamic operands, as one int64 array."""
+    return np.array([lay.offset for lay, f in zip(layouts, flags) if f], dtype=np.int64)
+
+
 def _buffers(operands):
     tensor = _TENSOR[0]
     return [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
 
 
-def _read_all(layouts, bufs):
-    return [b if lay is None else strided.read(b, lay) for lay, b in zip(layouts, bufs)]
+def _read_all(layouts, flags, offsets, bufs):
+    """Dense values of every operand; dynamic ones at their run-time offsets."""
+    out = []
+    k = 0
+    for lay, dynamic, b in zip(layouts, flags, bufs):
+        if lay is None:
+            out.append(b)
+        elif dynamic:
+            out.append(strided.read(b, lay, offsets[k]))
+            k += 1
+        else:
+            out.append(strided.read(b, lay))
+    return out
 
 
 def apply(fn, operands, static=(), device=None, multiple=False):
@@ -145,11 +191,15 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     key = tuple(key)
     entry = _KERNELS.get(key)
     if entry is None:
+        _note_offsets(layouts)
+        flags = _dynamic_flags(layouts)
 
         def build(entry):
-            def kernel(*bufs):
+            entry.flags = flags if any(flags) else None
+
+            def kernel(offsets, *bufs):
                 _STATS.traces += 1
-                out = fn(*_read_all(layouts, bufs), *static)
+                out = fn(*_read_all(layouts, flags, offsets, bufs), *static)
                 outs = out if multiple else (out,)
                 entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
                 entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
@@ -160,17 +210,18 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         entry = _lookup(key, build)
     else:
         _STATS.hits += 1
+    offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
     tensor = _TENSOR[0]
     storages = [x._storage for x in operands if isinstance(x, tensor)]
     if len(storages) == 1:
         st = storages[0]
         with st.lock:
-            outs = entry.call(*_buffers(operands))
+            outs = entry.call(offsets, *_buffers(operands))
     elif storages:
         with _Locks(storages):
-            outs = entry.call(*_buffers(operands))
+            outs = entry.call(offsets, *_buffers(operands))
     else:
-        outs = entry.call(*operands)
+        outs = entry.call(offsets, *operands)
     if device is None:
         if storages:
             device = storages[0].device
@@ -203,24 +254,33 @@ def apply_inplace(fn, target, operands, static=()):
     tensor = _TENSOR[0]
     tst = target._storage
     aliases = tuple(isinstance(x, tensor) and x._storage is tst for x in operands)
-    key = ["inplace", fn, static, tl, tst.dtype, aliases]
-    layouts = _signature(operands, key)
+    traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
+    key = ["inplace", fn, static, tst.dtype, aliases, traced]
+    layouts = _signature([target] + list(operands), key)
     key = tuple(key)
+    entry = _KERNELS.get(key)
+    if entry is None:
+        _note_offsets(layouts)
+    flags = _dynamic_flags(layouts)
 
     def build(entry):
-        def kernel(tbuf, *bufs):
+        entry.flags = flags
+
+        def kernel(tbuf, offsets, *bufs):
             _STATS.traces += 1
             rest = iter(bufs)
-            srcs = [tbuf if same else next(rest) for same in aliases]
-            new = fn(strided.read(tbuf, tl), *_read_all(layouts, srcs), *static)
-            return strided.write(tbuf, tl, new)
+            srcs = [tbuf] + [tbuf if same else next(rest) for same in aliases]
+            cur, *vals = _read_all(layouts, flags, offsets, srcs)
+            new = fn(cur, *vals, *static)
+            return strided.write(tbuf, tl, new, offsets[0] if flags[0] else None, traced)
 
         entry.call = jax.jit(kernel)
         entry.donating = jax.jit(kernel, donate_argnums=0)
 
     entry = _lookup(key, build)
+    offsets = _offsets(layouts, entry.flags) if any(entry.flags) else None
     storages = [tst] + [x._storage for x in operands if isinstance(x, tensor)]
     with _Locks(storages):
         inputs = [b for same, b in zip(aliases, _buffers(operands)) if not same]
-        tst.replace(entry.call, entry.donating, *inputs)
+        tst.replace(entry.call, entry.donating, offsets, *inputs)
     return target
