@@ -403,8 +403,9 @@ _flat_cast = jax.jit(_flatten_cast, static_argnums=1)
 
 def _from_jax(obj, dtype, device, copy):
     traced = isinstance(obj, jax.core.Tracer)
-    source = None if traced else next(iter(obj.devices()))
-    target = as_device(device) if device is not None else (source or as_device(None))
+    placed = () if traced else obj.devices()
+    source = next(iter(placed)) if len(placed) == 1 else None
+    target = as_device(device) if device is not None else source or as_device(None)
     dtype = D.from_numpy(obj.dtype) if dtype is None else dtype
     moved = not traced and target != source
     if copy is False and (moved or dtype.np != obj.dtype):

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from tests.strategies import ALL_DTYPES, make_view, strided_pairs, values
+from tests.strategies import make_view, strided_pairs, values
 
 SETTINGS = settings(max_examples=25, deadline=None)
 TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64",
