@@ -99,6 +99,43 @@ def channels_last_strides(shape):
     return tuple(strides)
 
 
+def infer_dense_strides(shape, strides):
+    """Dense strides that keep the dimension order of ``strides`` (PyTorch's rule).
+
+    Dimensions are ordered by increasing |stride| with a stable insertion sort;
+    stride-0 dimensions keep their place, equal strides put the smaller size first.
+    This is the layout PyTorch gives ``clone()``/``empty_like`` of a non-dense tensor.
+    """
+    ndim = len(shape)
+    key = [abs(s) for s in strides]
+    perm = list(range(ndim - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        if key[d0] == 0 or key[d1] == 0:
+            return 0
+        if key[d0] != key[d1]:
+            return -1 if key[d0] < key[d1] else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, ndim):
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            cmp = should_swap(perm[d0], perm[d1])
+            if cmp > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif cmp < 0:
+                break
+    out = [0] * ndim
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        if shape[d] > 1:
+            acc *= shape[d]
+    return tuple(out)
+
+
 def is_contiguous(layout):
     """C-contiguity as PyTorch defines it (size-1 dims ignored, empty is contiguous)."""
     if layout.numel == 0:

@@ -159,13 +159,17 @@ class Tensor:
         lay = self._layout
         if memory_format in (channels_last, channels_last_3d):
             return self._dense_copy(L.channels_last_strides(self.shape))
-        if memory_format == preserve_format and L.is_dense(lay) and not L.is_contiguous(lay):
-            lo, hi = L.extent(lay)
-            span = self._view(L.Layout((hi - lo + 1,), (1,), lo))
-            flat = apply(_identity, (span,))
-            return Tensor._make(
-                flat._storage, L.Layout(lay.shape, lay.strides, lay.offset - lo), self._dtype
-            )
+        if memory_format == preserve_format and not L.is_contiguous(lay):
+            if L.is_dense(lay):
+                lo, hi = L.extent(lay)
+                span = self._view(L.Layout((hi - lo + 1,), (1,), lo))
+                flat = apply(_identity, (span,))
+                return Tensor._make(
+                    flat._storage, L.Layout(lay.shape, lay.strides, lay.offset - lo), self._dtype
+                )
+            strides = L.infer_dense_strides(lay.shape, lay.strides)
+            if not L.is_contiguous(L.Layout(lay.shape, strides)):
+                return self._dense_copy(strides)
         return apply(_identity, (self,))
 
     def numpy(self):

@@ -601,3 +601,16 @@ def test_flatten_shape(lay_size, data):
     else:
         expected = torch.empty(lay.shape).flatten(s, e).shape
         assert L.flatten(lay, s, e) == tuple(expected)
+
+
+@given(layouts(negative=False))
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_clone_strides_match_torch(lay_size):
+    """PyTorch's clone(): dense layouts keep their strides, others get infer_dense_strides."""
+    lay, size = lay_size
+    t = torch.empty(size).as_strided(lay.shape, lay.strides, lay.offset)
+    expected = t.clone().stride()
+    if lay.numel and L.is_dense(lay):
+        assert lay.strides == expected
+    elif lay.numel:
+        assert L.infer_dense_strides(lay.shape, lay.strides) == expected

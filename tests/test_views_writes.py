@@ -624,3 +624,157 @@ def test_chain_of_views_and_writes_in_jax_jit(chain):
 @settings(max_examples=100, deadline=None)
 def test_chain_of_views_and_writes_in_jax_jit_long(chain):
     run_jitted(chain)
+
+
+# ----------------------------------------------------------------------------
+# copies, exports and aliasing queries
+# ----------------------------------------------------------------------------
+
+
+def _torch_twin(t_base, ops):
+    out = t_base
+    for name, args in ops:
+        out = getattr(out, name)(*args)
+    return out
+
+
+VIEW_RECIPES = [
+    [],
+    [("permute", (2, 0, 1))],
+    [("transpose", (0, 1))],
+    [("permute", (1, 2, 0)), ("__getitem__", ((slice(None, None, 2),),))],
+    [("transpose", (0, 2)), ("__getitem__", ((slice(None), slice(None, None, 2)),))],
+    [("__getitem__", ((Ellipsis, slice(None, None, 2)),))],
+    [("__getitem__", ((slice(1, None),),))],
+    [("__getitem__", ((slice(None), slice(None), slice(1, 3)),))],
+    [("expand", ((2, 2, 3, 4),))],
+    [("unsqueeze", (1,)), ("expand", ((2, 5, 3, 4),)), ("permute", (1, 0, 2, 3))],
+    [("select", (2, 1))],
+    [("diagonal", (0, 1, 2))],
+    [("unfold", (2, 2, 1))],
+    [("permute", (2, 1, 0)), ("__getitem__", ((slice(None, None, 3),),))],
+]
+
+
+@pytest.mark.parametrize("recipe", VIEW_RECIPES, ids=lambda r: "-".join(n for n, _ in r) or "base")
+def test_clone_and_contiguous_match_torch(recipe):
+    values = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = _torch_twin(torch.from_numpy(values.copy()), recipe)
+    x = _torch_twin(ak.asarray(values), recipe)
+    assert x.shape == tuple(t.shape) and x.stride() == t.stride()
+    for fmt in (ak.preserve_format, ak.contiguous_format):
+        c = x.clone(fmt) if fmt != ak.preserve_format else x.clone()
+        tc = t.clone(memory_format=torch.preserve_format if fmt == ak.preserve_format else torch.contiguous_format)
+        assert c.stride() == tc.stride(), (fmt, c.stride(), tc.stride())
+        assert c.untyped_storage() is not x.untyped_storage()
+        np.testing.assert_array_equal(c.numpy(), t.numpy())
+    cont = x.contiguous()
+    assert cont.is_contiguous() and cont.stride() == t.contiguous().stride()
+    np.testing.assert_array_equal(cont.numpy(), t.numpy())
+    if x.is_contiguous():
+        assert cont is x
+    else:
+        assert cont.untyped_storage() is not x.untyped_storage()
+    if x.ndim == 4:
+        cl = x.contiguous(ak.channels_last)
+        tcl = t.contiguous(memory_format=torch.channels_last)
+        assert cl.stride() == tcl.stride() and cl.is_contiguous(ak.channels_last)
+        np.testing.assert_array_equal(cl.numpy(), t.numpy())
+        assert cl.contiguous(ak.channels_last) is cl
+        assert x.clone(ak.channels_last).stride() == t.clone(memory_format=torch.channels_last).stride()
+
+
+def test_clone_of_flipped_dense_keeps_values():
+    x = ak.asarray(np.arange(12.0).reshape(3, 4)).flip(0)
+    c = x.clone()
+    np.testing.assert_array_equal(c.numpy(), np.arange(12.0).reshape(3, 4)[::-1])
+    c[0, 0] = -1.0
+    assert x[0, 0].item() == 8.0
+
+
+def test_clone_and_contiguous_write_independently():
+    base = ak.asarray(np.arange(12.0).reshape(3, 4))
+    for copy in (base.T.clone(), base.T.contiguous(), base[:, ::2].clone()):
+        copy.fill_(7.0)
+        np.testing.assert_array_equal(base.numpy(), np.arange(12.0).reshape(3, 4))
+
+
+def test_numpy_tolist_item():
+    values = np.arange(12, dtype=np.int32).reshape(3, 4)
+    x = ak.asarray(values)
+    for view, expected in [(x, values), (x.T, values.T), (x[1:, ::-2], values[1:, ::-2]), (x[2, 3], values[2, 3])]:
+        out = view.numpy()
+        assert isinstance(out, np.ndarray) and out.dtype == np.int32 and out.flags.writeable
+        np.testing.assert_array_equal(out, expected)
+        assert view.tolist() == expected.tolist()
+        out[...] = 0  # a snapshot: writing it does not touch the tensor
+    np.testing.assert_array_equal(x.numpy(), values)
+    assert x[1, 2].item() == 6 and type(x[1, 2].item()) is int
+    assert type(ak.asarray(np.float32(2.5)).item()) is float
+    assert x[1:2, 2:3].item() == 6
+    with pytest.raises(ValueError, match="12 elements"):
+        x.item()
+
+
+def test_data_ptr_and_storage_relations():
+    x = ak.asarray(np.arange(24, dtype=np.float64).reshape(4, 6))
+    st = x.untyped_storage()
+    views = [x[1:], x[:, 2:], x.T, x[::2, 1::3], x.flip(1), x.diagonal(), x.view(6, 4)[3], x[3, 5]]
+    for v in views:
+        assert v.untyped_storage() is st
+        assert v.data_ptr() - x.data_ptr() == v.storage_offset() * 8
+        assert v.element_size() == 8
+    assert x.data_ptr() == st.data_ptr()
+    y = x.clone()
+    assert y.untyped_storage() is not st and y.data_ptr() != x.data_ptr()
+
+
+def test_shares_memory_and_may_share_memory():
+    x = ak.zeros((6, 6))
+    even, odd = x[:, ::2], x[:, 1::2]
+    assert not ak.shares_memory(even, odd)
+    assert ak.may_share_memory(even, odd)
+    assert ak.shares_memory(x, x[2:3, 4])
+    assert not ak.shares_memory(x[:3], x[3:]) and not ak.may_share_memory(x[:3], x[3:])
+    assert ak.shares_memory(x.T, x[0])
+    assert not ak.shares_memory(x, ak.zeros((6, 6)))
+    assert not ak.may_share_memory(x, x.clone())
+    assert not ak.shares_memory(x[:0], x)
+
+
+VIEW_OPS = [
+    lambda x: x.permute(2, 0, 1),
+    lambda x: x[1:, ::-1],
+    lambda x: x[None, ..., None],
+    lambda x: x[1, 2],
+    lambda x: x[ak.asarray(1)],
+    lambda x: x.unsqueeze(0).squeeze(0),
+    lambda x: x.flip(0, 2),
+    lambda x: x.reshape(6, 4),
+    lambda x: x.view(-1),
+    lambda x: x.flatten(),
+    lambda x: x.mT.mT,
+    lambda x: x.diagonal(0, 1, 2),
+    lambda x: x.unfold(2, 2, 1),
+    lambda x: x.expand(3, 2, 3, 4),
+    lambda x: x.broadcast_to((2, 2, 3, 4)),
+    lambda x: x.narrow(1, 1, 2),
+    lambda x: x.select(0, -1),
+    lambda x: x.transpose(0, 2),
+    lambda x: x.as_strided((2, 2), (1, 1), 3),
+    lambda x: x.contiguous(),
+    lambda x: x.t() if x.ndim <= 2 else x[0].t(),
+    lambda x: x.expand_as(ak.zeros((2, 2, 3, 4))),
+]
+
+
+@pytest.mark.parametrize("op", VIEW_OPS)
+def test_view_ops_launch_no_kernel(op):
+    x = ak.asarray(np.arange(24.0).reshape(2, 3, 4))
+    idx = ak.asarray(1)
+    idx.item()  # warm any host transfer of the index
+    before = cache_info()
+    v = op(x)
+    after = cache_info()
+    assert v.untyped_storage() is x.untyped_storage()
+    assert (after["hits"], after["misses"]) == (before["hits"], before["misses"])
