@@ -777,7 +777,9 @@ def _coerce_operand(other, like):
 def _tensor_from_numpy(arr, device):
     arr = np.asarray(arr)
     dtype = D.from_numpy(arr.dtype)
-    buf = jax.device_put(np.ascontiguousarray(arr).reshape(-1), as_device(device))
+    # A private copy: on CPU device_put aliases aligned host memory, and the kernel
+    # reading it runs asynchronously, after the caller may have changed ``arr``.
+    buf = jax.device_put(np.array(arr, order="C").reshape(-1), as_device(device))
     return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
 
 

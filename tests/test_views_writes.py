@@ -778,3 +778,18 @@ def test_view_ops_launch_no_kernel(op):
     after = cache_info()
     assert v.untyped_storage() is x.untyped_storage()
     assert (after["hits"], after["misses"]) == (before["hits"], before["misses"])
+
+
+def test_numpy_values_are_read_at_write_time():
+    """A NumPy value changed right after a write must not leak into the tensor."""
+    n = 1 << 21
+    for _ in range(6):
+        x = ak.zeros(n)
+        value = np.ones(n, np.float32)
+        x[...] = value
+        value[:] = 5
+        x += value
+        value[:] = 7
+        x.add_(value)
+        value[:] = 9
+        assert x.numpy()[-1] == 13.0 and x.numpy()[0] == 13.0
