@@ -126,13 +126,18 @@ def nonzero(x, /):
     return tuple(t[:count] for t in apply(_nonzero, (x,), (bucket(count),), multiple=True))
 
 
-def where(condition, x1, x2, /):
+def where(condition, x1=None, x2=None, /):
     """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast).
 
     ``x1`` and ``x2`` may be Python scalars (not both); the result dtype follows the
     standard's promotion rules. A non-boolean ``condition`` is tested for non-zero.
+    ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`.
     """
     _tensor(condition, "where")
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise TypeError("where() takes either 1 or 3 arguments (condition[, x1, x2])")
     a, b, dtype = _operands(x1, x2)
     for t in (a, b):
         if isinstance(t, Tensor):

@@ -89,10 +89,13 @@ def _edge(value, x, axis, name, dtype):
     return value, dtype
 
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+def diff(x, /, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``axis``, after joining ``prepend``/``append``.
 
     Boolean inputs give ``x[i+1] != x[i]`` (as NumPy); mixed dtypes are promoted.
+    The standard makes ``n``/``axis`` keyword-only; they are also accepted
+    positionally in NumPy's order (``diff(x, 2)``), as libraries written for
+    NumPy call it that way.
     """
     _tensor(x, "diff")
     if x.ndim == 0:
