@@ -186,42 +186,29 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     or a tuple of arrays when ``multiple`` is true. Results are new contiguous
     tensors on ``device`` (default: the first tensor operand's device).
     """
+    tensor = _TENSOR[0]
     key = [fn, static, multiple]
-    layouts = _signature(operands, key)
+    layouts = []
+    storages = []
+    for x in operands:
+        if isinstance(x, tensor):
+            layout = x._layout
+            key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
+            key.append(x._dtype)
+            layouts.append(layout)
+            storages.append(x._storage)
+        else:
+            key.append(None)
+            key.append(x.dtype)
+            layouts.append(None)
     key = tuple(key)
     entry = _KERNELS.get(key)
     if entry is None:
-        _note_offsets(layouts)
-        flags = _dynamic_flags(layouts)
-
-        def build(entry):
-            entry.flags = flags if any(flags) else None
-
-            def kernel(offsets, *bufs):
-                _STATS.traces += 1
-                out = fn(*_read_all(layouts, flags, offsets, bufs), *static)
-                outs = out if multiple else (out,)
-                entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
-                entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
-                return tuple(o.reshape(-1) for o in outs)
-
-            entry.call = jax.jit(kernel)
-
-        entry = _lookup(key, build)
+        entry = _build_apply(key, fn, static, multiple, layouts)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    tensor = _TENSOR[0]
-    storages = [x._storage for x in operands if isinstance(x, tensor)]
-    if len(storages) == 1:
-        st = storages[0]
-        with st.lock:
-            outs = entry.call(offsets, *_buffers(operands))
-    elif storages:
-        with _Locks(storages):
-            outs = entry.call(offsets, *_buffers(operands))
-    else:
-        outs = entry.call(offsets, *operands)
+    outs = _call_reading(entry.call, offsets, operands, tensor)
     if device is None:
         if storages:
             device = storages[0].device
@@ -229,12 +216,55 @@ def apply(fn, operands, static=(), device=None, multiple=False):
             from ..devices import default_device
 
             device = default_device()
+    if not multiple:
+        dtype = entry.dtypes[0]
+        return tensor._make(Storage(outs[0], dtype, device), entry.layouts[0], dtype)
     make = tensor._make
-    results = [
+    return [
         make(Storage(buf, dtype, device), layout, dtype)
         for buf, layout, dtype in zip(outs, entry.layouts, entry.dtypes)
     ]
-    return results if multiple else results[0]
+
+
+def _build_apply(key, fn, static, multiple, layouts):
+    _note_offsets(layouts)
+    flags = _dynamic_flags(layouts)
+
+    def build(entry):
+        entry.flags = flags if any(flags) else None
+
+        def kernel(offsets, *bufs):
+            _STATS.traces += 1
+            out = fn(*_read_all(layouts, flags, offsets, bufs), *static)
+            outs = out if multiple else (out,)
+            entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
+            entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
+            return tuple(o.reshape(-1) for o in outs)
+
+        entry.call = jax.jit(kernel)
+
+    return _lookup(key, build)
+
+
+def _deleted(buf):
+    return isinstance(buf, jax.Array) and not isinstance(buf, jax.core.Tracer) and buf.is_deleted()
+
+
+def _call_reading(call, offsets, operands, tensor):
+    """Call a reading kernel on the operands' current buffers, without locks.
+
+    A writer on another thread may donate a buffer between the moment it is read
+    here and the dispatch; JAX then refuses the deleted buffer, and the call is
+    retried on the storage's new buffer. Once dispatched, a read holds its inputs
+    and a later donation waits for it.
+    """
+    while True:
+        bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
+        try:
+            return call(offsets, *bufs)
+        except RuntimeError:
+            if not any(_deleted(b) for b in bufs):
+                raise
 
 
 def apply_inplace(fn, target, operands, static=()):
