@@ -67,6 +67,8 @@ def _host(item):
     if isinstance(item, Tensor):
         return item.numpy()
     arr = np.asarray(item)
+    if arr.size == 0 and not isinstance(item, np.ndarray):
+        arr = arr.astype(np.int64)  # an empty list indexes like an empty integer array
     if arr.dtype == object or arr.dtype.kind not in "biu":
         raise IndexError(
             f"only integers, slices, ellipsis, None, integer arrays and boolean arrays "
@@ -96,10 +98,8 @@ def plan(shape, key):
     operands = []
     for k in np_items:
         if isinstance(k, np.ndarray) and k.dtype == np.bool_:
-            if k.ndim == 0:
-                structure.append(("none",))
-                operands.append(np.zeros(int(bool(k)), dtype=np.int64))
-                structure.append(("array",))
+            if k.ndim == 0:  # a scalar bool adds an axis of length 1 or 0, as in NumPy
+                structure.append(("bool", bool(k)))
                 continue
             for idx in np.nonzero(k):
                 operands.append(idx.astype(np.int64))
@@ -132,7 +132,9 @@ def traced_plan(key):
             structure.append(("ellipsis",))
         elif isinstance(k, slice):
             structure.append(("slice", k.start, k.stop, k.step))
-        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        elif isinstance(k, (bool, np.bool_)):
+            structure.append(("bool", bool(k)))
+        elif isinstance(k, (int, np.integer)):
             structure.append(("int", int(k)))
         else:
             t = k if isinstance(k, Tensor) else None
@@ -148,7 +150,12 @@ def traced_plan(key):
 
 
 def jax_key(structure, index_arrays):
-    """Rebuild a JAX index tuple from a static structure and traced index arrays."""
+    """Rebuild a JAX index tuple from a static structure and traced index arrays.
+
+    A scalar bool becomes an integer array (``[0]`` or ``[]``) indexing the size-1
+    axis :func:`_with_bool_axes` inserted for it: NumPy's own reading of a scalar
+    bool, which JAX's indexing gets wrong next to other advanced indices.
+    """
     arrays = iter(index_arrays)
     out = []
     for item in structure:
@@ -161,9 +168,27 @@ def jax_key(structure, index_arrays):
             out.append(Ellipsis)
         elif kind == "slice":
             out.append(slice(*item[1:]))
+        elif kind == "bool":
+            out.append(np.zeros(int(item[1]), dtype=np.int64))
         else:
             out.append(item[1])
     return tuple(out)
+
+
+def _with_bool_axes(x, structure):
+    """``x`` with a size-1 axis inserted at the input position of each scalar bool."""
+    consumed = sum(1 for item in structure if item[0] in ("array", "slice", "int"))
+    pos = 0
+    for item in structure:
+        kind = item[0]
+        if kind == "ellipsis":
+            pos += x.ndim - consumed
+        elif kind == "bool":
+            x = jnp.expand_dims(x, pos)
+            pos += 1
+        elif kind != "none":
+            pos += 1
+    return x
 
 
 def gather(x, *rest):
@@ -171,7 +196,7 @@ def gather(x, *rest):
     *index_arrays, structure, checked = rest
     key = jax_key(structure, index_arrays)
     mode = "promise_in_bounds" if checked else "fill"
-    return x.at[key].get(mode=mode)
+    return _with_bool_axes(x, structure).at[key].get(mode=mode)
 
 
 def scatter(cur, *rest):
@@ -179,7 +204,8 @@ def scatter(cur, *rest):
     *index_arrays, value, structure, checked = rest
     key = jax_key(structure, index_arrays)
     mode = "promise_in_bounds" if checked else "drop"
-    return cur.at[key].set(value.astype(cur.dtype), mode=mode)
+    out = _with_bool_axes(cur, structure).at[key].set(value.astype(cur.dtype), mode=mode)
+    return out.reshape(cur.shape)
 
 
 def mask_where(cur, mask, value):
