@@ -174,7 +174,12 @@ class Tensor:
 
     def numpy(self):
         """The values as a new, writable NumPy array (a snapshot, not an alias)."""
-        return np.array(self._host_values())
+        lay = self._layout
+        st = self._storage
+        if L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size():
+            with st.lock:
+                return np.array(st._buffer).reshape(lay.shape)
+        return np.array(apply(_identity, (self,))._storage._buffer).reshape(lay.shape)
 
     def _host_values(self):
         lay = self._layout
