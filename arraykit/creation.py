@@ -422,8 +422,12 @@ def _from_jax(obj, dtype, device, copy):
     return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
 
 
-def _from_host(arr, dtype, device, copy):
-    """A tensor from a NumPy array under the module's copy rules."""
+def _from_host(arr, dtype, device, copy, owned=False):
+    """A tensor from a NumPy array under the module's copy rules.
+
+    ``owned``: ``arr`` was made by arraykit (nobody else can change it), so JAX may
+    alias it instead of copying.
+    """
     if dtype is not None and arr.dtype != dtype.np:
         if copy is False:
             raise ValueError(
@@ -431,10 +435,13 @@ def _from_host(arr, dtype, device, copy):
             )
         if arr.dtype.kind == "c" and dtype.kind != "complex":
             raise TypeError(f"asarray: cannot convert complex values to dtype {dtype}")
-        arr = arr.astype(dtype.np)
+        arr, owned = arr.astype(dtype.np), True
     else:
         dtype = D.from_numpy(arr.dtype)
     device = as_device(device)
+    if owned:
+        buf, _ = host_to_device(np.ascontiguousarray(arr), device, copy=False)
+        return _wrap(buf, L.contiguous(arr.shape), dtype, device)
     buf, layout, shared = import_host(arr, device, True if copy is None else copy)
     return _wrap(buf, layout, dtype, device, shared)
 
@@ -485,16 +492,15 @@ def _stack_body(*args):
     return jnp.stack([jnp.asarray(v).astype(np_dtype) for v in leaves]).reshape(shape)
 
 
-_KIND_OF_TYPE = {bool: "bool", int: "int", float: "float", complex: "complex"}
-_DEFAULT_OF_KIND = {"bool": D.bool_, "int": D.DEFAULT_INT, "float": D.DEFAULT_FLOAT,
-                    "complex": D.DEFAULT_COMPLEX}
+_DEFAULT_OF_TYPE = ((complex, D.DEFAULT_COMPLEX), (float, D.DEFAULT_FLOAT),
+                    (int, D.DEFAULT_INT), (bool, D.bool_))
 
 
 def _python_default(kinds):
-    """Default dtype for a collection of Python scalar types (the standard's precedence)."""
-    for kind in ("complex", "float", "int", "bool"):
-        if any(_KIND_OF_TYPE[t] == kind for t in kinds):
-            return _DEFAULT_OF_KIND[kind]
+    """Default dtype for a set of Python scalar types (the standard's precedence)."""
+    for t, dtype in _DEFAULT_OF_TYPE:
+        if t in kinds:
+            return dtype
     return D.DEFAULT_FLOAT
 
 
@@ -503,12 +509,12 @@ def _from_sequence(obj, dtype, device):
     shape = _scan(obj, tensors, kinds)
     if shape is None:
         arr = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype.np)
-        return _from_host(arr, dtype, device, None)
+        return _from_host(arr, dtype, device, None, owned=True)
     if not tensors:
         dtype = _python_default(kinds) if dtype is None else dtype
         if dtype.kind != "complex" and complex in kinds:
             raise TypeError(f"asarray: cannot convert complex values to dtype {dtype}")
-        return _from_host(np.asarray(obj, dtype=dtype.np), dtype, device, None)
+        return _from_host(np.asarray(obj, dtype=dtype.np), dtype, device, None, owned=True)
     if dtype is None:
         from .data_types import result_type
 

@@ -83,21 +83,29 @@ def _aliases(buf, arr):
     return buf.unsafe_buffer_pointer() == arr.ctypes.data
 
 
+_ALIGN = 64
+
+
 def host_to_device(arr, device, copy=True):
     """A flat jax buffer holding the C-contiguous NumPy array ``arr`` on ``device``.
 
-    ``copy=True`` guarantees a private buffer (``jax.device_put`` alone aliases
-    64-byte-aligned host memory on CPU, so a later change of ``arr`` would show
-    through). ``copy=False`` asks for an alias and returns ``(buffer, aliased)``.
+    ``copy=True`` guarantees a private buffer: ``jax.device_put`` aliases
+    64-byte-aligned host memory on CPU (a later change of ``arr`` would show
+    through), so aligned arrays are first copied on the host and the copy is what
+    JAX aliases. ``copy=False`` asks for an alias and returns ``(buffer, aliased)``.
     """
     flat = arr.reshape(-1)
+    cpu = device.platform == "cpu" and flat.size > 0
+    private = copy and cpu and flat.ctypes.data % _ALIGN == 0
+    if private:
+        flat = flat.copy()
     buf = jax.device_put(flat, device)
-    if device.platform != "cpu" or flat.size == 0 or isinstance(buf, jax.core.Tracer):
+    if not cpu or isinstance(buf, jax.core.Tracer):
         return buf if copy else (buf, False)
     aliased = _aliases(buf, flat)
     if not copy:
         return buf, aliased
-    if aliased:
+    if aliased and not private:
         buf = jax.device_put(flat.copy(), device)
     return buf
 
@@ -233,9 +241,6 @@ def import_dlpack(x, device=None, copy=None):
         arr = arr.reshape(-1)
         return arr, L.contiguous(arr.shape[:1]), False
     return arr, L.contiguous(arr.shape), not copy
-
-
-_ALIGN = 64
 
 
 def import_host(arr, device, copy=None):

@@ -195,8 +195,8 @@ def test_arange_cases():
 
 @SETTINGS
 @given(
-    start=st.floats(-1e3, 1e3, allow_subnormal=False),
-    stop=st.floats(-1e3, 1e3, allow_subnormal=False),
+    start=st.floats(-1e3, 1e3).filter(lambda v: v == 0 or abs(v) > 1e-30),
+    stop=st.floats(-1e3, 1e3).filter(lambda v: v == 0 or abs(v) > 1e-30),
     num=st.integers(0, 40),
     endpoint=st.booleans(),
     dtype=st.sampled_from((None, "float32", "float64", "int32", "int64")),
@@ -204,7 +204,7 @@ def test_arange_cases():
 def test_linspace(start, stop, num, endpoint, dtype):
     """Same algorithm as NumPy; XLA fuses ``i*step + start`` into one rounding (FMA),
     so values may differ from NumPy's in the last bit (and by one after an integer floor).
-    XLA on CPU flushes subnormals to zero, so those are not drawn."""
+    XLA on CPU flushes subnormals (also float32 ones) to zero, so tiny values are not drawn."""
     kw = {} if dtype is None else {"dtype": getattr(ak, dtype)}
     expected = np.linspace(start, stop, num, endpoint=endpoint,
                            dtype=np.float32 if dtype is None else dtype)
