@@ -434,7 +434,7 @@ class Tensor:
         if true_division and result.kind in ("bool", "int", "uint"):
             result = D.DEFAULT_FLOAT
         _check_writable_dtype(result, self._dtype)
-        L.broadcast_to(L.contiguous(L.broadcast_shapes(self.shape, other.shape)), self.shape)
+        L.broadcast_to(L.contiguous(other.shape), self.shape)  # names both shapes
         return apply_inplace(fn, self, (other,), (result.np,))
 
     def add_(self, other, alpha=1):
@@ -458,12 +458,19 @@ class Tensor:
         return self._inplace(_ops.divide, other, true_division=True)
 
     def clamp_(self, min=None, max=None):
-        """Clamp values into ``[min, max]`` in place."""
-        if min is not None:
-            self._inplace(_ops.maximum, min)
-        if max is not None:
-            self._inplace(_ops.minimum, max)
-        return self
+        """Clamp values into ``[min, max]`` in place (one kernel: all or nothing written)."""
+        if min is None and max is None:
+            raise ValueError("clamp_: at least one of min and max must be given")
+        bounds = []
+        result = self._dtype
+        for bound in (min, max):
+            if bound is not None:
+                bound, dtype = _coerce_operand(bound, self)
+                _check_writable_dtype(dtype, self._dtype)
+                L.broadcast_to(L.contiguous(np.shape(bound)), self.shape)
+                bounds.append(bound)
+                result = D.promote(result, dtype)
+        return apply_inplace(_clamp, self, tuple(bounds), (min is not None, max is not None, result.np))
 
     def masked_fill_(self, mask, value):
         """Write ``value`` where the (broadcast) boolean ``mask`` is true, in place."""
@@ -694,6 +701,16 @@ class Tensor:
     def cumsum(self, axis=None, dtype=None):
         """Running sums along ``axis`` (see :func:`arraykit.cumulative_sum`)."""
         return _stat.cumulative_sum(self, axis=axis, dtype=dtype)
+
+
+def _clamp(cur, *rest):
+    *bounds, has_min, has_max, dtype = rest
+    x = cur.astype(dtype)
+    if has_min:
+        x = jax.numpy.maximum(x, bounds[0].astype(dtype))
+    if has_max:
+        x = jax.numpy.minimum(x, bounds[-1].astype(dtype))
+    return x
 
 
 def _permuted_flat(x, order):
