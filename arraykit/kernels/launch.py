@@ -121,22 +121,6 @@ def _layout_key(layout):
     return geometry if geometry in _DYNAMIC else layout
 
 
-def _signature(operands, key):
-    """Append each operand's static description to ``key``; return the layouts."""
-    tensor = _TENSOR[0]
-    layouts = []
-    for x in operands:
-        if isinstance(x, tensor):
-            key.append(_layout_key(x._layout))
-            key.append(x._dtype)
-            layouts.append(x._layout)
-        else:
-            key.append(None)
-            key.append(x.dtype)
-            layouts.append(None)
-    return layouts
-
-
 def _note_offsets(layouts):
     """On a cache miss: make geometries seen at too many offsets dynamic."""
     for layout in layouts:
@@ -155,11 +139,6 @@ def _dynamic_flags(layouts):
 def _offsets(layouts, flags):
     """The run-time offsets of the dynamic operands, as one int64 array."""
     return np.array([lay.offset for lay, f in zip(layouts, flags) if f], dtype=np.int64)
-
-
-def _buffers(operands):
-    tensor = _TENSOR[0]
-    return [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
 
 
 def _read_all(layouts, flags, offsets, bufs):
@@ -283,18 +262,58 @@ def apply_inplace(fn, target, operands, static=()):
         )
     tensor = _TENSOR[0]
     tst = target._storage
-    aliases = tuple(isinstance(x, tensor) and x._storage is tst for x in operands)
     traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
-    key = ["inplace", fn, static, tst.dtype, aliases, traced]
-    layouts = _signature([target] + list(operands), key)
+    key = ["inplace", fn, static, tst.dtype, traced, _layout_key(tl)]
+    layouts = [tl]
+    aliases = []
+    storages = [tst]
+    for x in operands:
+        if isinstance(x, tensor):
+            layout = x._layout
+            same = x._storage is tst
+            key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
+            key.append(x._dtype)
+            key.append(same)
+            layouts.append(layout)
+            aliases.append(same)
+            if not same:
+                storages.append(x._storage)
+        else:
+            key.append(None)
+            key.append(x.dtype)
+            layouts.append(None)
+            aliases.append(False)
     key = tuple(key)
     entry = _KERNELS.get(key)
     if entry is None:
-        _note_offsets(layouts)
+        entry = _build_inplace(key, fn, static, tl, tuple(aliases), layouts, traced)
+    else:
+        _STATS.hits += 1
+    offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    if len(storages) == 1:
+        with tst.lock:
+            tst.replace(entry.call, entry.donating, offsets, *_private_inputs(operands, aliases, tensor))
+    else:
+        with _Locks(storages):
+            tst.replace(entry.call, entry.donating, offsets, *_private_inputs(operands, aliases, tensor))
+    return target
+
+
+def _private_inputs(operands, aliases, tensor):
+    """Buffers of the operands that do not live in the target's storage."""
+    return [
+        x._storage._buffer if isinstance(x, tensor) else x
+        for x, same in zip(operands, aliases)
+        if not same
+    ]
+
+
+def _build_inplace(key, fn, static, tl, aliases, layouts, traced):
+    _note_offsets(layouts)
     flags = _dynamic_flags(layouts)
 
     def build(entry):
-        entry.flags = flags
+        entry.flags = flags if any(flags) else None
 
         def kernel(tbuf, offsets, *bufs):
             _STATS.traces += 1
@@ -307,10 +326,4 @@ def apply_inplace(fn, target, operands, static=()):
         entry.call = jax.jit(kernel)
         entry.donating = jax.jit(kernel, donate_argnums=0)
 
-    entry = _lookup(key, build)
-    offsets = _offsets(layouts, entry.flags) if any(entry.flags) else None
-    storages = [tst] + [x._storage for x in operands if isinstance(x, tensor)]
-    with _Locks(storages):
-        inputs = [b for same, b in zip(aliases, _buffers(operands)) if not same]
-        tst.replace(entry.call, entry.donating, offsets, *inputs)
-    return target
+    return _lookup(key, build)
