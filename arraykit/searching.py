@@ -44,6 +44,19 @@ def _traced(t):
 # ----------------------------------------------------------------------------- kernels
 
 
+_UINT_OF_WIDTH = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _is_nonzero(x):
+    """``x != 0`` that also counts subnormals (XLA on CPU flushes them in comparisons)."""
+    if jnp.iscomplexobj(x):
+        return _is_nonzero(jnp.real(x)) | _is_nonzero(jnp.imag(x))
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        bits = jax.lax.bitcast_convert_type(x, _UINT_OF_WIDTH[x.dtype.itemsize])
+        return (bits << 1) != 0
+    return x != 0
+
+
 def _argmax(x, axis, keepdims):
     return jnp.argmax(x, axis=axis, keepdims=keepdims).astype(_INDEX)
 
@@ -53,15 +66,15 @@ def _argmin(x, axis, keepdims):
 
 
 def _count_nonzero(x, axes, keepdims):
-    return jnp.sum(x != 0, axis=axes, keepdims=keepdims, dtype=_INDEX)
+    return jnp.sum(_is_nonzero(x), axis=axes, keepdims=keepdims, dtype=_INDEX)
 
 
 def _nonzero(x, size):
-    return jnp.nonzero(x, size=size)
+    return jnp.nonzero(_is_nonzero(x), size=size)
 
 
 def _where(c, a, b, np_dtype):
-    return jnp.where(c.astype(bool), a.astype(np_dtype), b.astype(np_dtype))
+    return jnp.where(_is_nonzero(c), a.astype(np_dtype), b.astype(np_dtype))
 
 
 def _searchsorted(a, v, side, np_dtype):

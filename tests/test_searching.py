@@ -95,8 +95,11 @@ def test_nonzero_matches_numpy(pair):
 
 
 def test_nonzero_special_values_and_errors():
-    a = np.array([0.0, -0.0, np.nan, 1j, 0j], np.complex64)
-    check(ak.nonzero(ak.asarray(a))[0], np.array([2, 3]))
+    a = np.array([0.0, -0.0, np.nan, 1j, 0j, 1e-40j], np.complex64)
+    check(ak.nonzero(ak.asarray(a))[0], np.array([2, 3, 5]))
+    sub = np.array([0.0, 5e-324, -0.0, -1e-310])
+    check(ak.count_nonzero(ak.asarray(sub)), np.asarray(2))
+    check(ak.where(ak.asarray(sub), 1, ak.asarray(np.zeros(4, np.int8))), np.array([0, 1, 0, 1], np.int8))
     with pytest.raises(ValueError, match="0-d"):
         ak.nonzero(ak.asarray(np.float32(1)))
     with pytest.raises(TypeError, match="trace"):

@@ -97,7 +97,7 @@ def test_sum_dtype_casts_before_accumulating():
 @given(
     pair=strided_pairs(
         dtype=st.sampled_from(("bool", "int8", "int32", "uint16", "uint64", "float32", "float64")),
-        shape=SHAPES, min_value=-2, max_value=2,
+        shape=SHAPES, min_value=-2, max_value=2, allow_subnormal=False,
     ),
     data=st.data(),
 )
@@ -106,7 +106,9 @@ def test_prod_matches_numpy(pair, data):
     axis = data.draw(axes(a.ndim))
     keepdims = data.draw(st.booleans())
     got = ak.prod(x, axis=axis, keepdims=keepdims)
-    check(got, np.prod(a, axis=axis, keepdims=keepdims), rtol=1e-5)
+    # XLA on CPU flushes subnormal results to zero
+    tiny = float(np.finfo(a.dtype).tiny) if a.dtype.kind == "f" else 0.0
+    check(got, np.prod(a, axis=axis, keepdims=keepdims), rtol=1e-5, atol=tiny)
 
 
 def test_prod_complex_and_empty():
