@@ -46,13 +46,16 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def _shape(shape):
     """Validate a shape given as an int or a sequence of ints."""
-    if isinstance(shape, (int, np.integer)):
+    if type(shape) is int:
         shape = (shape,)
-    try:
-        shape = tuple(operator.index(n) for n in shape)
-    except TypeError:
-        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
-    if any(n < 0 for n in shape):
+    elif type(shape) is not tuple or not all(type(n) is int for n in shape):
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        try:
+            shape = tuple(operator.index(n) for n in shape)
+        except TypeError:
+            raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    if shape and min(shape) < 0:
         raise ValueError(f"negative dimensions are not allowed, got shape {shape}")
     return shape
 
