@@ -355,6 +355,9 @@ def log1p(x):
     a, b = _parts(x)
     y = jnp.abs(b)
     generic = jnp.log1p(lax.complex(a, y))
+    # Next to the pole -1 with a tiny imaginary part, XLA's |1 + z|^2 underflows.
+    near_pole = jnp.isinf(jnp.real(generic)) & _finite(a) & _finite(y) & ~((a == -1) & (y == 0))
+    generic = _where(near_pole, lax.complex(jnp.log(jnp.hypot(1 + a, y)), jnp.imag(generic)), generic)
     re, im = _clog_upper(_where(_finite(a), a, a + 1), y, generic)
     pole = (a == -1) & (y == 0)
     re = _where(pole, -_INF, re)
@@ -526,9 +529,13 @@ def _casinh_parts(a, b):
 def _catanh_parts(a, b):
     x, y = jnp.abs(a), jnp.abs(b)
     re, im = _parts(jnp.arctanh(lax.complex(x, y)))
+    fin_x, fin_y = _finite(x), _finite(y)
+    # Next to the poles +-1 with a tiny imaginary part, XLA's (1-x)^2 + y^2 underflows.
+    near_pole = jnp.isinf(re) & fin_x & fin_y & ~((x == 1) & (y == 0))
+    log_ratio = 0.5 * (jnp.log(jnp.hypot(1 + x, y)) - jnp.log(jnp.hypot(1 - x, y)))
+    re = _where(near_pole, log_ratio, re)
     nan_x, nan_y = jnp.isnan(x), jnp.isnan(y)
     inf_x, inf_y = jnp.isinf(x), jnp.isinf(y)
-    fin_x, fin_y = _finite(x), _finite(y)
     re, im = _apply_table(re, im, [
         (nan_x & inf_y, 0, _PI / 2),
         (nan_x, _NAN, _NAN),
