@@ -410,6 +410,11 @@ class Tensor:
 
     def _write(self, value):
         """Store ``value`` (tensor, array-like or scalar) broadcast into this view."""
+        if (
+            type(value) is Tensor and value._storage is self._storage
+            and value._layout == self._layout and value._dtype is self._dtype
+        ):
+            return self  # x[k] = x[k] (the tail of x[k] += v): nothing to write, as in PyTorch
         value = _coerce_value(value, self)
         L.broadcast_to(L.contiguous(value.shape), self.shape)
         apply_inplace(_assign, self, (value,))
