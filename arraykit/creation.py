@@ -88,10 +88,12 @@ def _launch(fn, static, device, *args):
 
 
 def _const(n, value, np_dtype):
+    """``n`` copies of a constant compiled into the kernel (zeros, ones)."""
     return jnp.full((n,), value, dtype=np_dtype)
 
 
 def _fill(value, n, np_dtype):
+    """``n`` copies of a run-time ``value`` (one kernel for every fill value)."""
     return jnp.full((n,), value, dtype=np_dtype)
 
 
@@ -105,10 +107,10 @@ def _filled(shape, value, dtype, device):
 
 def _scalar_of(value, dtype, what):
     """``value`` (a Python/NumPy scalar) as a NumPy scalar of ``dtype``."""
-    kind = D.scalar_kind(value)
-    if kind is not None and D._KIND_RANK[kind] == 3 and dtype.kind != "complex":
-        raise TypeError(f"{what}: cannot store the complex value {value!r} in dtype {dtype}")
-    if isinstance(value, np.generic) and value.dtype.kind == "c" and dtype.kind != "complex":
+    is_complex = D.scalar_kind(value) == "complex" or (
+        isinstance(value, np.generic) and value.dtype.kind == "c"
+    )
+    if is_complex and dtype.kind != "complex":
         raise TypeError(f"{what}: cannot store the complex value {value!r} in dtype {dtype}")
     return dtype.np.type(value)
 
