@@ -816,7 +816,11 @@ def _flatten(t):
 
 def _unflatten(aux, children):
     layout, dtype, device = aux
-    return Tensor._make(Storage(children[0], dtype, device), layout, dtype)
+    buf = children[0]
+    # A concrete buffer coming back from a pytree may be held elsewhere too (the
+    # tensor it was flattened from, a tree_map returning its leaf): never donate it.
+    shared = not isinstance(buf, jax.core.Tracer)
+    return Tensor._make(Storage(buf, dtype, device, shared), layout, dtype)
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)

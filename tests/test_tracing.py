@@ -40,6 +40,16 @@ def test_pytree_round_trip_keeps_layout_dtype_device():
     assert z.stride() == x.stride()
 
 
+def test_pytree_leaf_shared_by_two_tensors_is_not_donated():
+    x = ak.asarray(np.arange(5.0))
+    y = jax.tree_util.tree_map(lambda b: b, x)  # a second storage over the same buffer
+    assert y.untyped_storage().buffer is x.untyped_storage().buffer
+    y[0] = 10.0
+    x[1] = 20.0
+    np.testing.assert_array_equal(x.numpy(), [0, 20, 2, 3, 4])
+    np.testing.assert_array_equal(y.numpy(), [10, 1, 2, 3, 4])
+
+
 def test_tensor_through_jax_jit():
     x = ak.asarray(np.arange(12.0).reshape(3, 4)).T[::2]
     y = jax.jit(lambda t: t)(x)
