@@ -14,6 +14,8 @@ import math
 import os
 import pickle
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
@@ -21,6 +23,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import arraykit  # noqa: F401  (enables 64-bit JAX)
 from arraykit import layout as L
 
 EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "30"))
@@ -614,3 +617,46 @@ def test_clone_strides_match_torch(lay_size):
         assert lay.strides == expected
     elif lay.numel:
         assert L.infer_dense_strides(lay.shape, lay.strides) == expected
+
+
+# ----------------------------------------------------------------------------
+# the XLA lowering of strided reads and writes (arraykit.kernels.strided)
+# ----------------------------------------------------------------------------
+
+
+def _lowered_read(buf, lay, dynamic):
+    from arraykit.kernels import strided
+
+    if dynamic:
+        return jax.jit(lambda b, o: strided.read(b, lay, o))(buf, np.int64(lay.offset))
+    return jax.jit(lambda b: strided.read(b, lay))(buf)
+
+
+@given(layouts(max_dims=3, max_side=6), st.booleans())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_strided_read_lowering(lay_size, dynamic):
+    lay, size = lay_size
+    base, arr = twin(lay, size)
+    got = _lowered_read(jnp.asarray(base), lay, dynamic)
+    assert got.shape == lay.shape
+    np.testing.assert_array_equal(np.asarray(got), arr)
+
+
+@given(layouts(max_dims=3, max_side=6), st.booleans(), st.booleans(), st.data())
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_strided_write_lowering(lay_size, scatter, dynamic, data):
+    from arraykit.kernels import strided
+
+    lay, size = lay_size
+    assume(not L.overlaps_self(lay))
+    base, arr = twin(lay, size)
+    values = data.draw(hnp.arrays(np.int64, lay.shape, elements=st.integers(-99, -1)))
+    expected = base.copy()
+    np.ndarray(lay.shape, np.int64, buffer=expected, offset=lay.offset * ITEM,
+               strides=tuple(s * ITEM for s in lay.strides))[...] = values
+    if dynamic:
+        fn = jax.jit(lambda b, v, o: strided.write(b, lay, v, o, scatter))
+        got = fn(jnp.asarray(base), values, np.int64(lay.offset))
+    else:
+        got = jax.jit(lambda b, v: strided.write(b, lay, v, None, scatter))(jnp.asarray(base), values)
+    np.testing.assert_array_equal(np.asarray(got), expected)
