@@ -598,29 +598,40 @@ class Tensor:
 
     del _operator, _inplace_operator, _unary_operator
 
+    def _matmul_operand(self, other):
+        """``other`` as a tensor on this tensor's device, or None if it is not an array."""
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, np.ndarray):
+            return _tensor_from_numpy(other, self.device)
+        return None
+
     def __matmul__(self, other):
-        if not isinstance(other, (Tensor, np.ndarray)):
+        other = self._matmul_operand(other)
+        if other is None:
             return NotImplemented
         import arraykit
 
         return arraykit.matmul(self, other)
 
     def __rmatmul__(self, other):
-        if not isinstance(other, np.ndarray):
+        other = self._matmul_operand(other)
+        if other is None:
             return NotImplemented
         import arraykit
 
         return arraykit.matmul(other, self)
 
     def __imatmul__(self, other):
-        if not isinstance(other, (Tensor, np.ndarray)):
+        other = self._matmul_operand(other)
+        if other is None:
             return NotImplemented
         import arraykit
 
         result = arraykit.matmul(self, other)
         if result.shape != self.shape:
             raise ValueError(
-                f"in-place matmul of shapes {self.shape} and {tuple(other.shape)} gives shape "
+                f"in-place matmul of shapes {self.shape} and {other.shape} gives shape "
                 f"{result.shape}, which differs from the left operand's shape"
             )
         return self._write(result)

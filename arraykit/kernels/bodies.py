@@ -398,11 +398,12 @@ def logaddexp(a, b, dtype):
 def _scaled(a, plain, trig, odd):
     """``plain * trig`` for ``plain`` = sinh(a) (``odd``) or cosh(a).
 
-    Where ``plain`` overflows, the product is formed as ``(h * trig/2) * h`` with
-    ``h = e^(|a|/2)``, so it stays finite wherever the true value is.
+    Where ``plain`` overflows, the product is formed as ``(h * trig) * (h/2)`` with
+    ``h = e^(|a|/2)``, so it stays finite wherever the true value is (and a tiny
+    ``trig`` is not flushed to zero on the way).
     """
     h = jnp.exp(jnp.abs(a) / 2)
-    large = (h * (0.5 * trig)) * h
+    large = (h * trig) * (0.5 * h)
     if odd:
         large = _where(a < 0, -large, large)
     return _where(jnp.abs(a) > _log_max(a.dtype), large, plain * trig)
