@@ -380,8 +380,9 @@ def main(argv: list[str] | None = None, environ=os.environ) -> int:
             "wall_time_s": round(wall, 1), "workers": args.workers,
             "max_examples": args.max_examples, "expected_failures": len(entries),
             "exit_code": code,
-            "command": f"python conformance/run.py --max-examples {args.max_examples} "
-                       f"--api-version {args.api_version} -n {args.workers} " + " ".join(extra)}
+            "command": " ".join(["python conformance/run.py", "--max-examples",
+                                 str(args.max_examples), "--api-version", args.api_version,
+                                 "-n", str(args.workers), *extra])}
     if note:
         meta["interrupted"] = note
     summary = summarize(raw, meta, output)
