@@ -44,11 +44,6 @@ def _cast(a, b, dtype):
     return jnp.broadcast_arrays(a.astype(dtype), b.astype(dtype))
 
 
-def _where(cond, value, other):
-    """``jnp.where`` that keeps ``other``'s dtype for Python-number ``value``s."""
-    return jnp.where(cond, value, other)
-
-
 def _parts(z):
     return jnp.real(z), jnp.imag(z)
 
@@ -59,7 +54,7 @@ def _finite(v):
 
 def _conj_if(signed, re, im):
     """Complex ``re + im j``, conjugated where ``signed`` (the input's imaginary sign bit)."""
-    return lax.complex(re, _where(signed, -im, im))
+    return lax.complex(re, jnp.where(signed, -im, im))
 
 
 def _log_max(dtype):
@@ -129,65 +124,65 @@ def sign(x):
     if _is_complex(x):
         re, im = _parts(x)
         big = jnp.maximum(jnp.abs(re), jnp.abs(im))
-        safe = _where((big == 0) | ~_finite(big), 1, big)
+        safe = jnp.where((big == 0) | ~_finite(big), 1, big)
         r, i = re / safe, im / safe
         h = jnp.hypot(r, i)
         out_re, out_im = r / h, i / h
-        inf_re = _where(jnp.isinf(re), jnp.sign(re), 0)
-        inf_im = _where(jnp.isinf(im), jnp.sign(im), 0)
+        inf_re = jnp.where(jnp.isinf(re), jnp.sign(re), 0)
+        inf_im = jnp.where(jnp.isinf(im), jnp.sign(im), 0)
         inf_h = jnp.hypot(inf_re, inf_im)
         any_inf = jnp.isinf(re) | jnp.isinf(im)
-        out_re = _where(any_inf, inf_re / inf_h, out_re)
-        out_im = _where(any_inf, inf_im / inf_h, out_im)
+        out_re = jnp.where(any_inf, inf_re / inf_h, out_re)
+        out_im = jnp.where(any_inf, inf_im / inf_h, out_im)
         zero = big == 0
-        out_re = _where(zero, 0, out_re)
-        out_im = _where(zero, 0, out_im)
+        out_re = jnp.where(zero, 0, out_re)
+        out_im = jnp.where(zero, 0, out_im)
         nan = jnp.isnan(re) | jnp.isnan(im)
-        return lax.complex(_where(nan, _NAN, out_re), _where(nan, _NAN, out_im))
+        return lax.complex(jnp.where(nan, _NAN, out_re), jnp.where(nan, _NAN, out_im))
     if _is_float(x):
-        return _where(x == 0, jnp.zeros((), x.dtype), jnp.sign(x))
+        return jnp.where(x == 0, jnp.zeros((), x.dtype), jnp.sign(x))
     return jnp.sign(x)
 
 
 def _float_divmod(a, b):
     """NumPy's floor division and remainder of real floats (``npy_divmod``)."""
-    safe_b = _where(b == 0, 1, b)
+    safe_b = jnp.where(b == 0, 1, b)
     mod = lax.rem(a, safe_b)
     div = (a - mod) / safe_b
     fix = (mod != 0) & ((b < 0) != (mod < 0))
-    mod = _where(fix, mod + b, mod)
-    div = _where(fix, div - 1, div)
-    mod = _where(mod == 0, jnp.copysign(jnp.zeros((), a.dtype), b), mod)
+    mod = jnp.where(fix, mod + b, mod)
+    div = jnp.where(fix, div - 1, div)
+    mod = jnp.where(mod == 0, jnp.copysign(jnp.zeros((), a.dtype), b), mod)
     floor = jnp.floor(div)
-    floor = _where(div - floor > 0.5, floor + 1, floor)
-    floor = _where(div == 0, jnp.copysign(jnp.zeros((), a.dtype), a / safe_b), floor)
+    floor = jnp.where(div - floor > 0.5, floor + 1, floor)
+    floor = jnp.where(div == 0, jnp.copysign(jnp.zeros((), a.dtype), a / safe_b), floor)
     return floor, mod
 
 
 def floor_divide(a, b, dtype):
     a, b = _cast(a, b, dtype)
     if _is_int(dtype):
-        safe_b = _where(b == 0, 1, b)
+        safe_b = jnp.where(b == 0, 1, b)
         q = lax.div(a, safe_b)
         if _is_signed(dtype):
             r = lax.rem(a, safe_b)
-            q = _where((r != 0) & ((r < 0) != (safe_b < 0)), q - 1, q)
-        return _where(b == 0, 0, q)
+            q = jnp.where((r != 0) & ((r < 0) != (safe_b < 0)), q - 1, q)
+        return jnp.where(b == 0, 0, q)
     floor, _ = _float_divmod(a, b)
     ordinary = _finite(a) & _finite(b) & (b != 0)
-    return _where(ordinary, floor, jnp.floor(a / b))
+    return jnp.where(ordinary, floor, jnp.floor(a / b))
 
 
 def remainder(a, b, dtype):
     a, b = _cast(a, b, dtype)
     if _is_int(dtype):
-        safe_b = _where(b == 0, 1, b)
+        safe_b = jnp.where(b == 0, 1, b)
         r = lax.rem(a, safe_b)
         if _is_signed(dtype):
-            r = _where((r != 0) & ((r < 0) != (safe_b < 0)), r + safe_b, r)
-        return _where(b == 0, 0, r)
+            r = jnp.where((r != 0) & ((r < 0) != (safe_b < 0)), r + safe_b, r)
+        return jnp.where(b == 0, 0, r)
     _, mod = _float_divmod(a, b)
-    return _where((b == 0) | ~_finite(a), _NAN, mod)
+    return jnp.where((b == 0) | ~_finite(a), _NAN, mod)
 
 
 def pow(a, b, dtype):  # noqa: A001 (the array API name)
@@ -197,8 +192,8 @@ def pow(a, b, dtype):  # noqa: A001 (the array API name)
             return jnp.power(a, b)
         out = jnp.power(a, jnp.maximum(b, 0))
         odd = (b & 1) == 1
-        negative_power = _where(a == 1, 1, _where(a == -1, _where(odd, -1, 1), 0))
-        return _where(b < 0, negative_power.astype(dtype), out)
+        negative_power = jnp.where(a == 1, 1, jnp.where(a == -1, jnp.where(odd, -1, 1), 0))
+        return jnp.where(b < 0, negative_power.astype(dtype), out)
     out = jnp.power(a, b)
     if not _is_complex(a):
         return out
@@ -207,8 +202,8 @@ def pow(a, b, dtype):  # noqa: A001 (the array API name)
     a_zero = a == 0
     br, bi = _parts(b)
     zero_base = a_zero & (br > 0) & (bi == 0)
-    re = _where(b_zero, 1, _where(zero_base, 0, re))
-    im = _where(b_zero | zero_base, 0, im)
+    re = jnp.where(b_zero, 1, jnp.where(zero_base, 0, re))
+    im = jnp.where(b_zero | zero_base, 0, im)
     return lax.complex(re, im)
 
 
@@ -277,15 +272,15 @@ def _cexp_parts(a, b):
     ea = jnp.exp(a)
     half = jnp.exp(a / 2)
     big = a > _log_max(a.dtype)
-    re = _where(big, (half * c) * half, ea * c)
-    im = _where(big, (half * s) * half, ea * s)
+    re = jnp.where(big, (half * c) * half, ea * c)
+    im = jnp.where(big, (half * s) * half, ea * s)
     nonfinite_b = ~_finite(b)
-    re = _where(b == 0, ea, re)
-    im = _where(b == 0, b, im)
+    re = jnp.where(b == 0, ea, re)
+    im = jnp.where(b == 0, b, im)
     pos_inf = (a == _INF) & nonfinite_b
     neg_inf = (a == -_INF) & nonfinite_b
-    re = _where(pos_inf, _INF, _where(neg_inf, 0, re))
-    im = _where(pos_inf, _NAN, _where(neg_inf, 0, im))
+    re = jnp.where(pos_inf, _INF, jnp.where(neg_inf, 0, re))
+    im = jnp.where(pos_inf, _NAN, jnp.where(neg_inf, 0, im))
     return re, im
 
 
@@ -302,9 +297,9 @@ def expm1(x):
     _, im = _cexp_parts(a, b)
     half_sin = jnp.sin(b / 2)
     re = jnp.expm1(a) * jnp.cos(b) - 2 * half_sin * half_sin
-    re = _where(b == 0, jnp.expm1(a), re)
+    re = jnp.where(b == 0, jnp.expm1(a), re)
     nonfinite_b = ~_finite(b)
-    re = _where((a == _INF) & nonfinite_b, _INF, _where((a == -_INF) & nonfinite_b, -1, re))
+    re = jnp.where((a == _INF) & nonfinite_b, _INF, jnp.where((a == -_INF) & nonfinite_b, -1, re))
     return lax.complex(re, im)
 
 
@@ -314,8 +309,8 @@ def _clog_upper(x, y, generic):
     nan = jnp.isnan(x) | jnp.isnan(y)
     inf = jnp.isinf(x) | jnp.isinf(y)
     angle = jnp.arctan2(y, x)
-    re = _where(inf, _INF, _where(nan, _NAN, re))
-    im = _where(nan, _NAN, _where(inf, angle, im))
+    re = jnp.where(inf, _INF, jnp.where(nan, _NAN, re))
+    im = jnp.where(nan, _NAN, jnp.where(inf, angle, im))
     return re, im
 
 
@@ -324,8 +319,8 @@ def _clog(z):
     y = jnp.abs(b)
     re, im = _clog_upper(a, y, jnp.log(lax.complex(a, y)))
     zero = (a == 0) & (y == 0)
-    re = _where(zero, -_INF, re)
-    im = _where(zero, jnp.arctan2(y, a), im)
+    re = jnp.where(zero, -_INF, re)
+    im = jnp.where(zero, jnp.arctan2(y, a), im)
     return re, jnp.copysign(im, b)
 
 
@@ -357,11 +352,11 @@ def log1p(x):
     generic = jnp.log1p(lax.complex(a, y))
     # Next to the pole -1 with a tiny imaginary part, XLA's |1 + z|^2 underflows.
     near_pole = jnp.isinf(jnp.real(generic)) & _finite(a) & _finite(y) & ~((a == -1) & (y == 0))
-    generic = _where(near_pole, lax.complex(jnp.log(jnp.hypot(1 + a, y)), jnp.imag(generic)), generic)
-    re, im = _clog_upper(_where(_finite(a), a, a + 1), y, generic)
+    generic = jnp.where(near_pole, lax.complex(jnp.log(jnp.hypot(1 + a, y)), jnp.imag(generic)), generic)
+    re, im = _clog_upper(jnp.where(_finite(a), a, a + 1), y, generic)
     pole = (a == -1) & (y == 0)
-    re = _where(pole, -_INF, re)
-    im = _where(pole, 0, im)
+    re = jnp.where(pole, -_INF, re)
+    im = jnp.where(pole, 0, im)
     return lax.complex(re, jnp.copysign(im, b))
 
 
@@ -383,8 +378,8 @@ def sqrt(x):
         (y == _INF, _INF, _INF),
     ]
     for cond, r, i in table:
-        re = _where(cond, r, re)
-        im = _where(cond, i, im)
+        re = jnp.where(cond, r, re)
+        im = jnp.where(cond, i, im)
     return lax.complex(re, jnp.copysign(im, b))
 
 
@@ -405,16 +400,16 @@ def _scaled(a, plain, trig, odd):
     h = jnp.exp(jnp.abs(a) / 2)
     large = (h * trig) * (0.5 * h)
     if odd:
-        large = _where(a < 0, -large, large)
-    return _where(jnp.abs(a) > _log_max(a.dtype), large, plain * trig)
+        large = jnp.where(a < 0, -large, large)
+    return jnp.where(jnp.abs(a) > _log_max(a.dtype), large, plain * trig)
 
 
 def _csinh_parts(a, b):
     c, s = jnp.cos(b), jnp.sin(b)
     re = _scaled(a, jnp.sinh(a), c, True)
     im = _scaled(a, jnp.cosh(a), s, False)
-    im = _where(b == 0, b, im)
-    re = _where(((a == 0) | jnp.isinf(a)) & ~_finite(b), a, re)
+    im = jnp.where(b == 0, b, im)
+    re = jnp.where(((a == 0) | jnp.isinf(a)) & ~_finite(b), a, re)
     return re, im
 
 
@@ -422,10 +417,10 @@ def _ccosh_parts(a, b):
     c, s = jnp.cos(b), jnp.sin(b)
     re = _scaled(a, jnp.cosh(a), c, False)
     im = _scaled(a, jnp.sinh(a), s, True)
-    im = _where(b == 0, b * jnp.copysign(jnp.ones((), a.dtype), a), im)
+    im = jnp.where(b == 0, b * jnp.copysign(jnp.ones((), a.dtype), a), im)
     nonfinite_b = ~_finite(b)
-    im = _where((a == 0) & nonfinite_b, 0, im)
-    re = _where(jnp.isinf(a) & nonfinite_b, _INF, re)
+    im = jnp.where((a == 0) & nonfinite_b, 0, im)
+    re = jnp.where(jnp.isinf(a) & nonfinite_b, _INF, re)
     return re, im
 
 
@@ -441,17 +436,17 @@ def _ctanh_parts(a, b):
     large = jnp.abs(a) >= (22.0 if a.dtype.itemsize == 8 else 9.0)
     e = jnp.exp(-jnp.abs(a))
     one = jnp.copysign(jnp.ones((), a.dtype), a)
-    re = _where(large, one, re)
-    im = _where(large, 4 * jnp.sin(b) * jnp.cos(b) * e * e, im)
+    re = jnp.where(large, one, re)
+    im = jnp.where(large, 4 * jnp.sin(b) * jnp.cos(b) * e * e, im)
     inf_a = jnp.isinf(a)
-    re = _where(inf_a, one, re)
-    im = _where(inf_a, jnp.copysign(jnp.zeros((), a.dtype), b), im)
+    re = jnp.where(inf_a, one, re)
+    im = jnp.where(inf_a, jnp.copysign(jnp.zeros((), a.dtype), b), im)
     bad_b = _finite(a) & ~_finite(b)
-    re = _where(bad_b, _where(a == 0, a, _NAN), re)
-    im = _where(bad_b, _NAN, im)
+    re = jnp.where(bad_b, jnp.where(a == 0, a, _NAN), re)
+    im = jnp.where(bad_b, _NAN, im)
     nan_a = jnp.isnan(a)
-    re = _where(nan_a, _NAN, re)
-    im = _where(nan_a, _where(b == 0, b, _NAN), im)
+    re = jnp.where(nan_a, _NAN, re)
+    im = jnp.where(nan_a, jnp.where(b == 0, b, _NAN), im)
     return re, im
 
 
@@ -502,8 +497,8 @@ def tan(x):
 def _apply_table(re, im, table):
     """Overwrite (re, im) by the first matching row of ``table`` [(cond, re, im)]."""
     for cond, r, i in reversed(table):
-        re = _where(cond, r, re)
-        im = _where(cond, i, im)
+        re = jnp.where(cond, r, re)
+        im = jnp.where(cond, i, im)
     return re, im
 
 
@@ -534,7 +529,7 @@ def _catanh_parts(a, b):
     # Next to the poles +-1 with a tiny imaginary part, XLA's (1-x)^2 + y^2 underflows.
     near_pole = jnp.isinf(re) & fin_x & fin_y & ~((x == 1) & (y == 0))
     log_ratio = 0.5 * (jnp.log(jnp.hypot(1 + x, y)) - jnp.log(jnp.hypot(1 - x, y)))
-    re = _where(near_pole, log_ratio, re)
+    re = jnp.where(near_pole, log_ratio, re)
     nan_x, nan_y = jnp.isnan(x), jnp.isnan(y)
     inf_x, inf_y = jnp.isinf(x), jnp.isinf(y)
     re, im = _apply_table(re, im, [
@@ -669,7 +664,7 @@ def _compare(op, a, b, dtype):
         return op(*_cast(a, b, dtype))
     ua, ub, neg_a, neg_b = mixed
     same = neg_a == neg_b
-    return _where(same, op(ua, ub), op(_where(neg_a, -1, 1), _where(neg_b, -1, 1)))
+    return jnp.where(same, op(ua, ub), op(jnp.where(neg_a, -1, 1), jnp.where(neg_b, -1, 1)))
 
 
 def equal(a, b, dtype):
@@ -744,8 +739,8 @@ def bitwise_left_shift(a, b, dtype):
     a, b = _cast(a, b, dtype)
     bits = np.dtype(dtype).itemsize * 8
     out_of_range = (b < 0) | (b >= bits) if _is_signed(dtype) else b >= bits
-    safe = _where(out_of_range, 0, b)
-    return _where(out_of_range, 0, lax.shift_left(a, safe))
+    safe = jnp.where(out_of_range, 0, b)
+    return jnp.where(out_of_range, 0, lax.shift_left(a, safe))
 
 
 def bitwise_right_shift(a, b, dtype):
@@ -753,12 +748,12 @@ def bitwise_right_shift(a, b, dtype):
     bits = np.dtype(dtype).itemsize * 8
     if _is_signed(dtype):
         out_of_range = (b < 0) | (b >= bits)
-        safe = _where(out_of_range, 0, b)
-        fill = _where(a < 0, -1, 0).astype(dtype)
-        return _where(out_of_range, fill, lax.shift_right_arithmetic(a, safe))
+        safe = jnp.where(out_of_range, 0, b)
+        fill = jnp.where(a < 0, -1, 0).astype(dtype)
+        return jnp.where(out_of_range, fill, lax.shift_right_arithmetic(a, safe))
     out_of_range = b >= bits
-    safe = _where(out_of_range, 0, b)
-    return _where(out_of_range, 0, lax.shift_right_logical(a, safe))
+    safe = jnp.where(out_of_range, 0, b)
+    return jnp.where(out_of_range, 0, lax.shift_right_logical(a, safe))
 
 
 # ----------------------------------------------------------------------------- clip
