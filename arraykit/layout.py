@@ -20,17 +20,13 @@ class Layout:
     __slots__ = ("shape", "strides", "offset", "geometry", "_hash")
 
     def __init__(self, shape, strides, offset=0):
-        shape = tuple(int(n) for n in shape)
-        strides = tuple(int(s) for s in strides)
+        shape = tuple(map(int, shape))
+        strides = tuple(map(int, strides))
         if len(shape) != len(strides):
             raise ValueError(
                 f"shape {shape} and strides {strides} must have the same length"
             )
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "strides", strides)
-        object.__setattr__(self, "offset", int(offset))
-        object.__setattr__(self, "geometry", (shape, strides))
-        object.__setattr__(self, "_hash", hash((shape, strides, int(offset))))
+        _fill(self, shape, strides, int(offset))
 
     def __setattr__(self, name, value):
         raise AttributeError("Layout is immutable")
@@ -60,6 +56,29 @@ class Layout:
     @property
     def numel(self):
         return math.prod(self.shape)
+
+
+_SET_SHAPE = Layout.shape.__set__
+_SET_STRIDES = Layout.strides.__set__
+_SET_OFFSET = Layout.offset.__set__
+_SET_GEOMETRY = Layout.geometry.__set__
+_SET_HASH = Layout._hash.__set__
+_NEW = object.__new__
+
+
+def _fill(layout, shape, strides, offset):
+    _SET_SHAPE(layout, shape)
+    _SET_STRIDES(layout, strides)
+    _SET_OFFSET(layout, offset)
+    _SET_GEOMETRY(layout, (shape, strides))
+    _SET_HASH(layout, hash((shape, strides, offset)))
+
+
+def _layout(shape, strides, offset):
+    """Trusted constructor: ``shape``/``strides`` tuples of ints, ``offset`` an int."""
+    layout = _NEW(Layout)
+    _fill(layout, shape, strides, offset)
+    return layout
 
 
 # ----------------------------------------------------------------------------
@@ -289,11 +308,12 @@ def permute(layout, dims):
             f"permute: number of dims {len(dims)} does not match tensor dims {layout.ndim} "
             f"(dims={dims})"
         )
-    dims = normalize_dims(dims, layout.ndim)
-    return Layout(
-        tuple(layout.shape[d] for d in dims),
-        tuple(layout.strides[d] for d in dims),
-        layout.offset,
+    nd = len(dims)
+    if sorted(dims) != list(range(nd)):  # negative, repeated or invalid dims
+        dims = normalize_dims(dims, nd)
+    shape, strides = layout.shape, layout.strides
+    return _layout(
+        tuple([shape[d] for d in dims]), tuple([strides[d] for d in dims]), layout.offset
     )
 
 
@@ -301,14 +321,15 @@ def transpose(layout, dim0, dim1):
     """Swap two dimensions."""
     d0 = normalize_dim(dim0, layout.ndim)
     d1 = normalize_dim(dim1, layout.ndim)
-    order = list(range(layout.ndim))
-    order[d0], order[d1] = order[d1], order[d0]
-    return permute(layout, order)
+    shape, strides = list(layout.shape), list(layout.strides)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return _layout(tuple(shape), tuple(strides), layout.offset)
 
 
 def reverse_dims(layout):
     """Reverse all dimensions (``.T`` for 2-D)."""
-    return permute(layout, tuple(range(layout.ndim - 1, -1, -1)))
+    return _layout(layout.shape[::-1], layout.strides[::-1], layout.offset)
 
 
 def matrix_transpose(layout):
@@ -330,7 +351,7 @@ def select(layout, dim, index):
             f"index {index} is out of bounds for dimension {dim} with size {n}"
         )
     index %= n
-    return Layout(
+    return _layout(
         layout.shape[:dim] + layout.shape[dim + 1:],
         layout.strides[:dim] + layout.strides[dim + 1:],
         layout.offset + index * layout.strides[dim],
@@ -350,7 +371,7 @@ def slice_dim(layout, dim, start=None, stop=None, step=None):
     shape[dim] = length
     offset = layout.offset + (start * strides[dim] if length > 0 else 0)
     strides[dim] *= step
-    return Layout(shape, strides, offset)
+    return _layout(tuple(shape), tuple(strides), offset)
 
 
 def narrow(layout, dim, start, length):
@@ -374,7 +395,7 @@ def unsqueeze(layout, dim):
     """Insert a size-1 dimension at ``dim``."""
     dim = normalize_dim(dim, layout.ndim + 1)
     stride = layout.strides[dim] * layout.shape[dim] if dim < layout.ndim else 1
-    return Layout(
+    return _layout(
         layout.shape[:dim] + (1,) + layout.shape[dim:],
         layout.strides[:dim] + (stride,) + layout.strides[dim:],
         layout.offset,
@@ -398,7 +419,7 @@ def squeeze(layout, dims=None, strict=True):
                 )
         drop = {d for d in named if layout.shape[d] == 1}
         keep = [d for d in range(layout.ndim) if d not in drop]
-    return Layout(
+    return _layout(
         tuple(layout.shape[d] for d in keep),
         tuple(layout.strides[d] for d in keep),
         layout.offset,
@@ -446,7 +467,7 @@ def broadcast_to(layout, shape):
                 f"cannot broadcast shape {layout.shape} to {shape}: dimension "
                 f"{i - layout.ndim} has size {n}, expected 1 or {target}"
             )
-    return Layout(shape, strides, layout.offset)
+    return _layout(shape, tuple(strides), layout.offset)
 
 
 def expand(layout, sizes):
@@ -481,7 +502,7 @@ def flip(layout, dims):
         if shape[d] > 0:
             offset += (shape[d] - 1) * strides[d]
         strides[d] = -strides[d]
-    return Layout(shape, strides, offset)
+    return _layout(shape, tuple(strides), offset)
 
 
 def diagonal(layout, offset=0, dim1=0, dim2=1):
@@ -610,7 +631,7 @@ def try_view(layout, shape):
     """Layout of ``shape`` over the same elements, or None when a copy is needed."""
     shape = infer_shape(shape, layout.numel)
     strides = _view_strides(layout.shape, layout.strides, shape)
-    return None if strides is None else Layout(shape, strides, layout.offset)
+    return None if strides is None else _layout(shape, tuple(strides), layout.offset)
 
 
 def view(layout, shape):
@@ -652,28 +673,25 @@ def is_basic_key_item(item):
     return False
 
 
-def expand_key(key, ndim):
-    """Normalize an index key to a tuple with the Ellipsis replaced by full slices."""
-    if not isinstance(key, tuple):
+def index(layout, key):
+    """Apply a basic index key (ints, slices, Ellipsis, None) to a layout."""
+    if type(key) is not tuple:
         key = (key,)
-    ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
-    if len(ellipses) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    shape_in, strides_in = layout.shape, layout.strides
+    ndim = len(shape_in)
+    consumed = 0
+    ellipsis = False
+    for item in key:
+        if item is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+        elif item is not None:
+            consumed += 1
     if consumed > ndim:
         raise IndexError(
             f"too many indices for tensor of dimension {ndim} (got {consumed} indices)"
         )
-    fill = (slice(None),) * (ndim - consumed)
-    if ellipses:
-        i = ellipses[0]
-        return key[:i] + fill + key[i + 1:]
-    return key + fill
-
-
-def index(layout, key):
-    """Apply a basic index key (ints, slices, Ellipsis, None) to a layout."""
-    key = expand_key(key, layout.ndim)
     shape, strides = [], []
     offset = layout.offset
     d = 0
@@ -681,28 +699,30 @@ def index(layout, key):
         if item is None:
             shape.append(1)
             strides.append(0)
-            continue
-        n, s = layout.shape[d], layout.strides[d]
-        if isinstance(item, slice):
-            step = 1 if item.step is None else operator.index(item.step)
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            start, stop, step = slice(
-                None if item.start is None else operator.index(item.start),
-                None if item.stop is None else operator.index(item.stop),
-                step,
-            ).indices(n)
+        elif item is Ellipsis:
+            end = d + ndim - consumed
+            shape.extend(shape_in[d:end])
+            strides.extend(strides_in[d:end])
+            d = end
+        elif isinstance(item, slice):
+            s = strides_in[d]
+            start, stop, step = item.indices(shape_in[d])
             length = len(range(start, stop, step))
             if length > 0:
                 offset += start * s
             shape.append(length)
             strides.append(s * step)
+            d += 1
         else:
+            n = shape_in[d]
             i = operator.index(item)
             if not -n <= i < n:
                 raise IndexError(
                     f"index {i} is out of bounds for dimension {d} with size {n}"
                 )
-            offset += (i % n) * s
-        d += 1
-    return Layout(shape, strides, offset)
+            offset += (i % n) * strides_in[d]
+            d += 1
+    if d < ndim:
+        shape.extend(shape_in[d:])
+        strides.extend(strides_in[d:])
+    return _layout(tuple(shape), tuple(strides), offset)
