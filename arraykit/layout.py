@@ -250,9 +250,16 @@ def overlap(a, b):
         return False
     if is_dense(a) and is_dense(b):
         return True
-    ia = storage_indices(a).ravel()
-    ib = storage_indices(b).ravel()
-    return np.intersect1d(ia, ib, assume_unique=False).size > 0
+    # NumPy's exact solver works on addresses only: lay both layouts over an untouched
+    # 1-byte-per-element buffer spanning their extents (no index arrays materialized).
+    lo = min(extent(a)[0], extent(b)[0])
+    hi = max(extent(a)[1], extent(b)[1])
+    base = np.empty(hi - lo + 1, np.int8)
+    views = [
+        np.ndarray(lay.shape, np.int8, buffer=base, offset=lay.offset - lo, strides=lay.strides)
+        for lay in (a, b)
+    ]
+    return bool(np.shares_memory(*views, max_work=None))
 
 
 def is_dense(layout):

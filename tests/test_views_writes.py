@@ -740,6 +740,10 @@ def test_shares_memory_and_may_share_memory():
     assert not ak.shares_memory(x, ak.zeros((6, 6)))
     assert not ak.may_share_memory(x, x.clone())
     assert not ak.shares_memory(x[:0], x)
+    big = ak.zeros((4096, 4096))  # exact answers without materializing 16M indices
+    assert not ak.shares_memory(big[:, ::2], big[:, 1::2])
+    assert ak.shares_memory(big[:, ::2], big[7])
+    assert not ak.shares_memory(big[::2, ::3], big[1::2, ::5])
 
 
 VIEW_OPS = [
