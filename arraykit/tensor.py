@@ -360,8 +360,8 @@ class Tensor:
         return self._view(L.diagonal(self._layout, offset, dim1, dim2))
 
     def flip(self, *dims):
-        """Reverse the order along ``dims`` (a view with negative strides)."""
-        return self._view(L.flip(self._layout, _dims(dims)))
+        """Reverse the order along ``dims``, all dims when none are given (a view)."""
+        return self._view(L.flip(self._layout, _dims(dims) if dims else None))
 
     def unfold(self, dimension, size, step):
         """Sliding windows along ``dimension`` (view; windows may overlap)."""

@@ -684,6 +684,17 @@ def test_clone_and_contiguous_match_torch(recipe):
         assert x.clone(ak.channels_last).stride() == t.clone(memory_format=torch.channels_last).stride()
 
 
+def test_flip_spellings():
+    values = np.arange(24).reshape(2, 3, 4)
+    x = ak.asarray(values)
+    np.testing.assert_array_equal(x.flip().numpy(), np.flip(values))
+    np.testing.assert_array_equal(x.flip(()).numpy(), values)
+    np.testing.assert_array_equal(x.flip(0, -1).numpy(), values[::-1, :, ::-1])
+    np.testing.assert_array_equal(x.flip([1]).numpy(), values[:, ::-1])
+    with pytest.raises(ValueError, match="repeated"):
+        x.flip(0, -3)
+
+
 def test_clone_of_flipped_dense_keeps_values():
     x = ak.asarray(np.arange(12.0).reshape(3, 4)).flip(0)
     c = x.clone()
