@@ -224,3 +224,15 @@ def test_layout_helpers_for_views_are_exact():
     x = ak.asarray(np.arange(30.0).reshape(5, 6))
     for v in (x.T, x[1:, ::2], x.flip(1), x.unfold(1, 2, 2)):
         assert v.layout == L.Layout(v.shape, v.stride(), v.storage_offset())
+
+
+def test_numpy_copy_does_not_mark_the_storage_shared():
+    x = ak.zeros(1 << 20)
+    x[0] = 1.0
+    x.numpy()
+    x[1:].numpy()
+    x[:3].tolist()
+    assert not x.untyped_storage().shared
+    ptr = x.data_ptr()
+    x[5] = 2.0
+    assert x.data_ptr() == ptr
