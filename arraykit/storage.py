@@ -14,15 +14,19 @@ from __future__ import annotations
 import threading
 
 import jax
+import numpy as np
 
 
 class Storage:
     """A flat buffer with its device, dtype, version counter and lock."""
 
-    __slots__ = ("_buffer", "device", "dtype", "version", "lock", "shared", "__weakref__")
+    __slots__ = (
+        "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "__weakref__",
+    )
 
     def __init__(self, buffer, dtype, device, shared=False):
         self._buffer = buffer
+        self._host = None
         self.dtype = dtype
         self.device = device
         self.version = 0
@@ -39,6 +43,17 @@ class Storage:
         with self.lock:
             self.shared = True
             return self._buffer
+
+    def host_view(self):
+        """Zero-copy, read-only NumPy view of a CPU buffer, kept until the next write.
+
+        Only the storage holds it (callers copy out of it under ``self.lock``), and a
+        write drops it before donating, so reads through it never cost a donation.
+        """
+        host = self._host
+        if host is None:
+            host = self._host = np.asarray(self._buffer)
+        return host
 
     def size(self):
         """Number of elements."""
@@ -61,6 +76,7 @@ class Storage:
         ``donating_kernel`` is used when the old buffer is private to this storage.
         The caller holds ``self.lock``.
         """
+        self._host = None
         if self.shared or isinstance(self._buffer, jax.core.Tracer):
             self._buffer = kernel(self._buffer, *args)
             self.shared = False
@@ -71,6 +87,7 @@ class Storage:
     def set_buffer(self, buffer):
         """Install a new buffer wholesale (used by tracing to write results back)."""
         with self.lock:
+            self._host = None
             self._buffer = buffer
             self.version += 1
 
