@@ -193,20 +193,21 @@ class Tensor:
                 return np.array(view)
         return np.array(apply(_identity, (self,))._storage._buffer).reshape(lay.shape)
 
-    def _host_values(self):
-        lay = self._layout
-        st = self._storage
-        if L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size():
-            return np.asarray(st.export()).reshape(lay.shape)
-        return np.asarray(apply(_identity, (self,))._storage.export()).reshape(lay.shape)
-
     def __array__(self, dtype=None, copy=None):
+        """NumPy export: zero-copy and read-only when the tensor is its whole storage in
+        C order (the storage is then marked shared: a snapshot), else a fresh copy."""
         if copy is False:
             raise ValueError("arraykit tensors cannot be exported to NumPy without a copy")
-        values = self._host_values()
+        lay = self._layout
+        st = self._storage
+        whole = L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
+        if whole and not copy and not isinstance(st._buffer, jax.core.Tracer):
+            values = np.asarray(st.export()).reshape(lay.shape)
+        else:
+            values = self.numpy()
         if dtype is not None:
             values = values.astype(dtype, copy=False)
-        return np.array(values) if copy else values
+        return values
 
     def tolist(self):
         """Nested Python lists of the values."""
