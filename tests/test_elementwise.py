@@ -632,7 +632,7 @@ COMPLEX_CASES = {
             ((FIN, N), (N, N)), ((INF, 0.0), (INF, 0.0)), ((-INF, INF), (ANY0, ANY0)),
             ((INF, INF), (ANYINF, N)), ((-INF, N), (ANY0, ANY0)), ((INF, N), (ANYINF, N)),
             ((N, 0.0), (N, 0.0)), ((N, NZ), (N, N)), ((N, N), (N, N))],
-    "expm1": [((0.0, 0.0), (ANY0, 0.0)), ((-0.0, 0.0), (ANY0, 0.0)), ((FIN, INF), (N, N)),
+    "expm1": [((0.0, 0.0), (0.0, 0.0)), ((-0.0, 0.0), (0.0, 0.0)), ((FIN, INF), (N, N)),
               ((FIN, N), (N, N)), ((INF, 0.0), (INF, 0.0)), ((-INF, INF), (-1.0, ANY0)),
               ((INF, INF), (ANYINF, N)), ((-INF, N), (-1.0, ANY0)), ((INF, N), (ANYINF, N)),
               ((N, 0.0), (N, 0.0)), ((N, NZ), (N, N)), ((N, N), (N, N))],

@@ -297,7 +297,7 @@ def expm1(x):
     _, im = _cexp_parts(a, b)
     half_sin = jnp.sin(b / 2)
     re = jnp.expm1(a) * jnp.cos(b) - 2 * half_sin * half_sin
-    re = jnp.where(b == 0, jnp.expm1(a), re)
+    re = jnp.where(b == 0, jnp.where(a == 0, 0, jnp.expm1(a)), re)  # expm1(-0 + 0j) = +0 + 0j
     nonfinite_b = ~_finite(b)
     re = jnp.where((a == _INF) & nonfinite_b, _INF, jnp.where((a == -_INF) & nonfinite_b, -1, re))
     return lax.complex(re, im)
