@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
 from .devices import check_same_device
@@ -58,10 +59,14 @@ def _is_nonzero(x):
 
 
 def _argmax(x, axis, keepdims):
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        x = O.float_key(x, nan_last=True)
     return jnp.argmax(x, axis=axis, keepdims=keepdims).astype(_INDEX)
 
 
 def _argmin(x, axis, keepdims):
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        x = O.float_key(x, nan_last=False)
     return jnp.argmin(x, axis=axis, keepdims=keepdims).astype(_INDEX)
 
 
@@ -78,12 +83,13 @@ def _where(c, a, b, np_dtype):
 
 
 def _searchsorted(a, v, side, np_dtype):
-    return jnp.searchsorted(a.astype(np_dtype), v.astype(np_dtype), side=side).astype(_INDEX)
+    (ka,) = O.sort_keys(a.astype(np_dtype))
+    (kv,) = O.sort_keys(v.astype(np_dtype))
+    return jnp.searchsorted(ka, kv, side=side).astype(_INDEX)
 
 
 def _searchsorted_sorter(a, v, sorter, side, np_dtype):
-    a = jnp.take(a, sorter, mode="fill").astype(np_dtype)
-    return jnp.searchsorted(a, v.astype(np_dtype), side=side).astype(_INDEX)
+    return _searchsorted(jnp.take(a, sorter, mode="fill"), v, side, np_dtype)
 
 
 def _searchsorted_sorter_checked(a, v, sorter, side, np_dtype):
@@ -162,7 +168,7 @@ def where(condition, x1=None, x2=None, /):
 def searchsorted(x1, x2, /, *, side="left", sorter=None):
     """Insertion indices of ``x2`` into the ascending 1-D ``x1`` (or ``x1[sorter]``).
 
-    NaNs sort last, consistent with :func:`arraykit.sort`. ``sorter`` entries outside
+    Values are compared exactly as :func:`arraykit.sort` orders them (NaNs last). ``sorter`` entries outside
     ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy).
     """
     _tensor(x1, "searchsorted")

@@ -20,8 +20,8 @@ import numpy as np
 
 from . import dtypes as D
 from .devices import check_same_device
+from . import _ordering as O
 from .searching import bucket
-from .sorting import argsort_values
 from .kernels.launch import apply
 from .statistical import _tensor
 from .tensor import Tensor
@@ -46,12 +46,16 @@ _DISTINCT = {
 
 
 def _runs(x):
-    """Sorted flat values, the sorting permutation, run starts and the run count."""
+    """Sorted flat values, the sorting permutation, run starts and the run count.
+
+    A run starts where the ordering keys change, and at every NaN (each is distinct).
+    """
     flat = x.reshape(-1)
-    perm = argsort_values(flat, 0, False, True)
-    s = flat[perm]
-    first = jnp.ones((min(flat.shape[0], 1),), dtype=bool)
-    starts = jnp.concatenate([first, s[1:] != s[:-1]])
+    iota = jnp.arange(flat.shape[0], dtype=_INDEX)
+    keys, (perm, s) = O.sort_with(flat, (iota, flat), 0, False, True)
+    starts = O.has_nan(s)
+    for k in keys:
+        starts = starts | jnp.concatenate([jnp.ones((min(k.shape[0], 1),), bool), k[1:] != k[:-1]])
     return s, perm, starts, jnp.sum(starts, dtype=_INDEX)
 
 
@@ -74,12 +78,18 @@ def _unique(s, perm, starts, size, shape, what):
 
 def _isin(a, b, invert, np_dtype):
     a = a.astype(np_dtype)
-    b = jnp.sort(b.reshape(-1).astype(np_dtype))
+    b = b.reshape(-1).astype(np_dtype)
     if b.shape[0] == 0:
         found = jnp.zeros(a.shape, bool)
-    else:
+    elif jnp.iscomplexobj(a):
+        b = jnp.sort(b)
         idx = jnp.searchsorted(b, a)
-        found = (idx < b.shape[0]) & (b[jnp.minimum(idx, b.shape[0] - 1)] == a)
+        found = b[jnp.minimum(idx, b.shape[0] - 1)] == a
+    else:
+        (ka,) = O.sort_keys(a)
+        kb = jnp.sort(O.sort_keys(b)[0])
+        idx = jnp.searchsorted(kb, ka)
+        found = (kb[jnp.minimum(idx, kb.shape[0] - 1)] == ka) & ~O.has_nan(a)
     return ~found if invert else found
 
 

@@ -5,7 +5,9 @@ promote booleans and integers narrower than 64 bits to ``int64`` / ``uint64``
 unless ``dtype=`` says otherwise (the input is cast before accumulating).
 ``mean``, ``var`` and ``std`` of integers return the default floating dtype and
 compute in ``float64``; of complex inputs, ``var``/``std`` return the real dtype
-(NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy).
+(NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy); they
+compare exact ordering keys (:mod:`arraykit._ordering`), so subnormals count and
+NaNs propagate on every platform.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 
 import jax.numpy as jnp
 
+from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
 from .kernels.launch import apply
@@ -91,10 +94,16 @@ def _prod(x, axes, keepdims, np_dtype):
 
 
 def _max(x, axes, keepdims):
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        key = jnp.max(O.float_key(x, nan_last=True), axis=axes, keepdims=keepdims)
+        return O.key_to_float(key, x.dtype)
     return jnp.max(x, axis=axes, keepdims=keepdims)
 
 
 def _min(x, axes, keepdims):
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        key = jnp.min(O.float_key(x, nan_last=False), axis=axes, keepdims=keepdims)
+        return O.key_to_float(key, x.dtype)
     return jnp.min(x, axis=axes, keepdims=keepdims)
 
 

@@ -24,7 +24,8 @@ def tied_arrays(draw):
     )))
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))
     if dt.kind == "f":
-        elements = st.sampled_from([0.0, -0.0, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf])
+        sub = float(np.finfo(dt).smallest_subnormal)
+        elements = st.sampled_from([0.0, -0.0, sub, -sub, 2 * sub, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf])
     elif dt.kind == "c":
         part = st.sampled_from([0.0, 1.0, -1.0, np.nan])
         elements = st.builds(complex, part, part)

@@ -143,6 +143,9 @@ def test_max_min_nan_propagates_and_complex_rejected():
     check(ak.min(x, axis=0), np.min(a, axis=0))
     with pytest.raises(TypeError, match="complex"):
         ak.max(ak.asarray(np.ones(2, np.complex64)))
+    sub = np.array([[0.0, 1e-45, -1e-45], [-0.0, 2e-45, 0.0]], np.float32)
+    check(ak.max(ak.asarray(sub), axis=1), np.max(sub, axis=1))
+    check(ak.min(ak.asarray(sub)), np.min(sub))
 
 
 # ----------------------------------------------------------------------------- mean / var / std
