@@ -808,3 +808,46 @@ def test_numpy_values_are_read_at_write_time():
         x.add_(value)
         value[:] = 9
         assert x.numpy()[-1] == 13.0 and x.numpy()[0] == 13.0
+
+
+def _np_set(target, value):
+    target[...] = value
+
+
+OVERLAPPING_WRITES = [
+    ("x[:, ::2] = x[:, 1::2] * 2", lambda x: x.__setitem__((slice(None), slice(None, None, 2)), x[:, 1::2] * 2),
+     lambda x: _np_set(x[:, ::2], x[:, 1::2] * 2)),
+    ("x[::2] += x[1::2]", lambda x: x[::2].__iadd__(x[1::2]), lambda x: x[::2].__iadd__(x[1::2])),
+    ("x[1:, 1:] += x[:-1, :-1]", lambda x: x[1:, 1:].__iadd__(x[:-1, :-1]),
+     lambda x: x[1:, 1:].__iadd__(x[:-1, :-1])),
+    ("x[:, 1::2] = x[:, ::2].flip(0)", lambda x: x[:, 1::2].copy_(x[:, ::2].flip(0)),
+     lambda x: _np_set(x[:, 1::2], x[::-1, ::2])),
+    ("x[1:] = x[:-1]", lambda x: x[1:].copy_(x[:-1]), lambda x: _np_set(x[1:], x[:-1])),
+    ("x[:-1] = x[1:]", lambda x: x[:-1].copy_(x[1:]), lambda x: _np_set(x[:-1], x[1:])),
+    ("x.T[1:] -= x.T[:-1]", lambda x: x.T[1:].sub_(x.T[:-1]), lambda x: x.T[1:].__isub__(x.T[:-1])),
+    ("x[::-1, 2:] *= x[:, :-2]", lambda x: x[::-1, 2:].mul_(x[:, :-2]), lambda x: x[::-1, 2:].__imul__(x[:, :-2])),
+    ("x[:, 1:7:3] = x[:, :2] + 0", lambda x: x[:, 1:7:3].copy_(x[:, :2] + 0), lambda x: _np_set(x[:, 1:7:3], x[:, :2])),
+]
+
+
+@pytest.mark.parametrize("name,op,np_op", OVERLAPPING_WRITES, ids=[w[0] for w in OVERLAPPING_WRITES])
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "jit"])
+def test_overlapping_source_and_target(name, op, np_op, traced):
+    init = (np.arange(8 * 10, dtype=np.int64).reshape(8, 10) * 7) % 23
+    expected = init.copy()
+    np_op(expected)
+    if traced:
+        base = ak.asarray(init)
+        leaves, treedef = jax.tree_util.tree_flatten(base)
+
+        def program(buf):
+            t = jax.tree_util.tree_unflatten(treedef, [buf])
+            op(t)
+            return apply(_ident, (t,))
+
+        got = jax.jit(program)(leaves[0]).numpy()
+    else:
+        x = ak.asarray(init)
+        op(x)
+        got = x.numpy()
+    np.testing.assert_array_equal(got, expected)

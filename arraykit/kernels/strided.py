@@ -124,6 +124,31 @@ def read(buf, layout, offset=None):
     return _restore(x, layout, dims, flipped)
 
 
+_DENSE_ENOUGH = 4  # a nested write touching >= 1/4 of its span rewrites the span
+
+
+def _place(x, merged, span):
+    """Scatter-free placement: ``x`` (shape of the merged dims) laid out flat at
+    positions ``sum(k_i * s_i)`` in an array of length ``span`` (zeros elsewhere).
+
+    The inverse of :func:`_read_nested`: each level pads its trailing axis to its
+    stride and merges; nesting guarantees the cuts only drop padding.
+    """
+    x = x.reshape(tuple(n for n, _ in merged) + (1,))
+    for n, s in reversed(merged):
+        x = _fit(x, s)
+        x = x.reshape(x.shape[:-2] + (n * s,))
+    return _fit(x, span)
+
+
+def _write_region(buf, offset, merged, span, values):
+    """Nested strided write as one pass over the touched span: select, then DUS."""
+    placed = _place(values, merged, span)
+    mask = _place(jnp.ones(values.shape, dtype=bool), merged, span)
+    region = lax.dynamic_slice(buf, (offset,), (span,))
+    return lax.dynamic_update_slice(buf, jnp.where(mask, placed, region), (offset,))
+
+
 def _smallest_factor(n):
     """The smallest prime factor of ``n`` >= 2."""
     k = 2
@@ -138,8 +163,11 @@ def write(buf, layout, values, offset=None, scatter=False):
     """``buf`` with ``values`` (shape ``layout.shape``) stored through ``layout``.
 
     The layout must not overlap itself (callers check it). ``offset`` as in :func:`read`.
-    A single dense block becomes a ``dynamic_update_slice``; anything else a scatter
-    of contiguous runs (windows), or of single elements when no stride is 1.
+    A single dense block becomes a ``dynamic_update_slice``; a nested layout that
+    fills at least a quarter of its span a select over that span (the reshape trick
+    of :func:`_read_nested` in reverse) and one ``dynamic_update_slice``; anything
+    else a scatter of contiguous runs (windows), or of single elements when no
+    stride is 1.
 
     ``scatter=True`` (callers pass it when the buffer is traced inside an outer
     ``jax.jit``) avoids ``dynamic_update_slice`` for multi-element partial writes:
@@ -166,6 +194,10 @@ def write(buf, layout, values, offset=None, scatter=False):
     (n_last, s_last) = merged[-1]
     if len(merged) == 1 and s_last == 1 and (not scatter or n_last == buf.shape[0]):
         return lax.dynamic_update_slice(buf, squeezed.reshape(-1), (offset,))
+    if not scatter and _nests(dims):
+        span = sum((n - 1) * s for n, s in merged) + 1
+        if span <= _DENSE_ENOUGH * layout.numel:
+            return _write_region(buf, offset, merged, span, squeezed)
     if s_last != 1:
         outer, window = merged, 1
     elif len(merged) == 1:  # scatter mode, one block: split it so XLA keeps a scatter
