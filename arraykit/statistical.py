@@ -5,9 +5,9 @@ promote booleans and integers narrower than 64 bits to ``int64`` / ``uint64``
 unless ``dtype=`` says otherwise (the input is cast before accumulating).
 ``mean``, ``var`` and ``std`` of integers return the default floating dtype and
 compute in ``float64``; of complex inputs, ``var``/``std`` return the real dtype
-(NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy); they
-compare exact ordering keys (:mod:`arraykit._ordering`), so subnormals count and
-NaNs propagate on every platform.
+(NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy); where a
+result is zero they recompute it from exact ordering keys
+(:mod:`arraykit._ordering`), so subnormals count on every platform.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
+from jax import lax
 
 from . import _ordering as O
 from . import dtypes as D
@@ -93,18 +94,30 @@ def _prod(x, axes, keepdims, np_dtype):
     return jnp.prod(x.astype(np_dtype), axis=axes, keepdims=keepdims, dtype=np_dtype)
 
 
+def _exact_extreme(x, axes, keepdims, reduce, nan_last):
+    key = reduce(O.float_key(x, nan_last=nan_last), axis=axes, keepdims=keepdims)
+    return O.key_to_float(key, x.dtype)
+
+
+def _extreme(x, axes, keepdims, reduce, nan_last):
+    m = reduce(x, axis=axes, keepdims=keepdims)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return m
+    # comparisons flush subnormals on XLA CPU: a zero result may have missed one,
+    # so only then reduce the exact integer keys (lax.cond keeps the fast path fast)
+    return lax.cond(
+        jnp.any(m == 0),
+        lambda: _exact_extreme(x, axes, keepdims, reduce, nan_last),
+        lambda: m,
+    )
+
+
 def _max(x, axes, keepdims):
-    if jnp.issubdtype(x.dtype, jnp.floating):
-        key = jnp.max(O.float_key(x, nan_last=True), axis=axes, keepdims=keepdims)
-        return O.key_to_float(key, x.dtype)
-    return jnp.max(x, axis=axes, keepdims=keepdims)
+    return _extreme(x, axes, keepdims, jnp.max, True)
 
 
 def _min(x, axes, keepdims):
-    if jnp.issubdtype(x.dtype, jnp.floating):
-        key = jnp.min(O.float_key(x, nan_last=False), axis=axes, keepdims=keepdims)
-        return O.key_to_float(key, x.dtype)
-    return jnp.min(x, axis=axes, keepdims=keepdims)
+    return _extreme(x, axes, keepdims, jnp.min, False)
 
 
 def _mean(x, axes, keepdims, compute, out):
