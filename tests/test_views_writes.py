@@ -32,7 +32,7 @@ import arraykit as ak
 from arraykit import layout as L
 from arraykit.kernels.launch import apply, cache_info
 
-EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "40"))
 DTYPES = ("int64", "float32", "float64", "int32")
 MAX_ALIASES = 6
 MAX_NUMEL = 240
