@@ -137,7 +137,8 @@ class Tensor:
     def is_contiguous(self, memory_format=contiguous_format):
         """Whether the layout is dense in C order (or channels-last order)."""
         if memory_format == channels_last or memory_format == channels_last_3d:
-            return L.is_channels_last_contiguous(self._layout)
+            rank = 4 if memory_format == channels_last else 5
+            return self.ndim == rank and L.is_channels_last_contiguous(self._layout)
         return L.is_contiguous(self._layout)
 
     # ------------------------------------------------------------------ copies
@@ -158,6 +159,11 @@ class Tensor:
         """A copy in a new storage; dense layouts keep their strides (PyTorch)."""
         lay = self._layout
         if memory_format in (channels_last, channels_last_3d):
+            rank = 4 if memory_format == channels_last else 5
+            if self.ndim != rank:
+                raise ValueError(
+                    f"required rank {rank} tensor to use {memory_format} format, got shape {self.shape}"
+                )
             return self._dense_copy(L.channels_last_strides(self.shape))
         if memory_format == preserve_format and not L.is_contiguous(lay):
             if L.is_dense(lay):

@@ -695,6 +695,18 @@ def test_flip_spellings():
         x.flip(0, -3)
 
 
+def test_memory_format_ranks_as_torch():
+    x4, x5 = ak.zeros((2, 1, 4, 5)), ak.zeros((2, 3, 1, 4, 5))
+    assert x4.is_contiguous(ak.channels_last) and not x4.is_contiguous(ak.channels_last_3d)
+    assert not x5.is_contiguous(ak.channels_last)
+    assert x5.contiguous(ak.channels_last_3d).stride() == torch.zeros(2, 3, 1, 4, 5).contiguous(
+        memory_format=torch.channels_last_3d).stride()
+    with pytest.raises(ValueError, match="rank 5"):
+        x4.contiguous(ak.channels_last_3d)
+    with pytest.raises(ValueError, match="rank 4"):
+        ak.zeros((2, 3, 4)).clone(ak.channels_last)
+
+
 def test_clone_of_flipped_dense_keeps_values():
     x = ak.asarray(np.arange(12.0).reshape(3, 4)).flip(0)
     c = x.clone()
