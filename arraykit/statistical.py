@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from . import _ordering as O
@@ -208,7 +209,9 @@ def _moment(x, axis, correction, keepdims, root, name):
     _tensor(x, name)
     compute, out = _float_dtypes(x, name)
     out = D.real_dtype(out)
-    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+    if isinstance(correction, (bool, np.bool_)) or not isinstance(
+        correction, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"{name}() correction must be an int or float, got {correction!r}")
     axes = _axes(axis, x.ndim)
     shape = x._layout.shape

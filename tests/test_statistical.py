@@ -193,6 +193,7 @@ def test_mean_var_special_cases():
     assert math.isnan(float(ak.mean(ak.asarray(np.array([1.0, np.nan])))))
     assert ak.mean(ak.asarray(np.arange(4))).dtype is ak.float32
     assert ak.var(ak.asarray(np.ones(3, np.complex64))).dtype is ak.float32
+    assert float(ak.std(x, correction=np.int64(1))) == pytest.approx(np.std([1, 2, 4], ddof=1))
     with pytest.raises(TypeError, match="correction"):
         ak.var(x, correction="1")
 
