@@ -4,7 +4,8 @@ Usage::
 
     ARRAY_API_TESTS_DIR=/path/to/array-api-tests \\
         python conformance/run.py [--max-examples N] [--api-version 2025.12] [-n WORKERS]
-                                  [--timeout SECONDS] [--json-out PATH] [extra pytest args]
+                                  [--timeout SECONDS] [--report-dir DIR] [--json-out PATH]
+                                  [extra pytest args]
 
 The suite is never vendored: it is read from the checkout named by the environment
 variable ``ARRAY_API_TESTS_DIR`` (with the specification checked out at ``array-api/``
@@ -42,6 +43,7 @@ ENV_VAR = "ARRAY_API_TESTS_DIR"
 DEFAULT_API_VERSION = "2025.12"
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 _ENTRY = re.compile(r"^(?P<id>\S.*?)\s+#(?P<reason>.*)$")
+_SKIP_REASON = re.compile(r"Skipped: (?P<reason>.*?)['\"]\)?$")
 _COLLECT_ERROR = re.compile(r"^ERROR (?P<path>\S+\.py)(?: - (?P<msg>.*))?$")
 MESSAGE_CHARS = 240
 
@@ -180,6 +182,16 @@ def _file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+def _skip_reason(test: dict) -> str:
+    """Why a test was skipped (the suite's reason text), from the JSON report."""
+    for stage in ("setup", "call"):
+        longrepr = (test.get(stage) or {}).get("longrepr") or ""
+        match = _SKIP_REASON.search(longrepr.strip().splitlines()[-1] if longrepr.strip() else "")
+        if match:
+            return match.group("reason")
+    return "unknown"
+
+
 def collection_errors(output: str) -> list[dict]:
     """Test files that failed to collect, from pytest's short summary (xdist omits them
     from the JSON report)."""
@@ -198,6 +210,7 @@ def summarize(raw: dict, meta: dict, output: str = "") -> dict:
     per_file: dict[str, dict[str, int]] = {}
     failures: list[dict] = []
     xpassed: list[str] = []
+    skip_reasons: dict[str, int] = {}
     for test in raw.get("tests", []):
         outcome = test.get("outcome", "error")
         outcome = outcome if outcome in totals else "error"
@@ -209,6 +222,9 @@ def summarize(raw: dict, meta: dict, output: str = "") -> dict:
                              "message": _test_message(test)})
         elif outcome == "xpassed":
             xpassed.append(test["nodeid"])
+        elif outcome == "skipped":
+            reason = _skip_reason(test)
+            skip_reasons[reason] = skip_reasons.get(reason, 0) + 1
     collected = []
     for collector in raw.get("collectors", []):
         if collector.get("outcome") == "failed":
@@ -227,6 +243,7 @@ def summarize(raw: dict, meta: dict, output: str = "") -> dict:
     totals["total"] = sum(totals[o] for o in OUTCOMES)
     return {"meta": meta, "totals": totals,
             "per_file": dict(sorted(per_file.items())),
+            "skip_reasons": dict(sorted(skip_reasons.items(), key=lambda kv: -kv[1])),
             "failures": failures, "xpassed": xpassed}
 
 
@@ -265,6 +282,9 @@ def render_markdown(summary: dict) -> str:
             "|---|---|---|---|---|---|---|"]
     for path, row in summary["per_file"].items():
         out.append(f"| {path} | " + " | ".join(str(row[k]) for k in OUTCOMES) + " |")
+    if summary.get("skip_reasons"):
+        out += ["", "## Skip reasons", "", "| reason | tests |", "|---|---|"]
+        out += [f"| {_escape(r)} | {n} |" for r, n in summary["skip_reasons"].items()]
     failures = summary["failures"]
     out += ["", f"## Failing tests ({len(failures)})", ""]
     if failures:
@@ -301,6 +321,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--keep-deadline", action="store_true",
                         help="keep the suite's 800 ms hypothesis deadline (off by default: "
                              "first calls include jit compilation)")
+    parser.add_argument("--report-dir", type=Path, default=HERE,
+                        help="where to write report.md and report.json (default conformance/)")
     parser.add_argument("--json-out", type=Path, default=None,
                         help="also keep the suite's full JSON report at this path")
     return parser.parse_known_args(argv)
@@ -386,11 +408,13 @@ def main(argv: list[str] | None = None, environ=os.environ) -> int:
     if note:
         meta["interrupted"] = note
     summary = summarize(raw, meta, output)
-    write_reports(summary)
+    args.report_dir.mkdir(parents=True, exist_ok=True)
+    md_path = args.report_dir / REPORT_MD.name
+    write_reports(summary, md_path, args.report_dir / REPORT_JSON.name)
     t = summary["totals"]
     print(f"conformance: {t['passed']} passed, {t['failed']} failed, {t['error']} errors, "
           f"{t['skipped']} skipped, {t['xfailed']} xfailed, {t['xpassed']} xpassed "
-          f"in {wall:.0f} s; report at {REPORT_MD.relative_to(ROOT)}")
+          f"in {wall:.0f} s; report at {md_path}")
     return code
 
 

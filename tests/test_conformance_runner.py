@@ -69,6 +69,34 @@ def test_skips_cleanly_when_env_var_unset(capsys, monkeypatch):
     assert "ARRAY_API_TESTS_DIR is not set" in out and "skipping" in out
 
 
+def test_reports_written_to_report_dir(tmp_path, monkeypatch):
+    suite = tmp_path / "suite"
+    for sub in ("array_api_tests", "array-api"):
+        (suite / sub).mkdir(parents=True)
+    (suite / "conftest.py").write_text("")
+    seen = {}
+
+    def fake_run(cmd, cwd, env, timeout):
+        seen.update(cwd=cwd, env=env, cmd=cmd)
+        json_file = Path(next(a for a in cmd if a.startswith("--json-report-file="))
+                         .split("=", 1)[1])
+        json_file.write_text(json.dumps(FAKE_REPORT))
+        return 1, OUTPUT, ""
+
+    monkeypatch.setattr(run, "_run_pytest", fake_run)
+    out_dir = tmp_path / "out"
+    code = run.main(["--report-dir", str(out_dir), "--api-version", "2024.12", "-n", "1"],
+                    environ={run.ENV_VAR: str(suite)})
+    assert code == 1 and seen["cwd"] == suite
+    assert seen["env"]["ARRAY_API_TESTS_MODULE"] == "arraykit"
+    assert seen["env"]["ARRAY_API_TESTS_VERSION"] == "2024.12"
+    xfails = Path(seen["cmd"][seen["cmd"].index("--xfails-file") + 1])
+    assert not xfails.exists()
+    summary = json.loads((out_dir / "report.json").read_text())
+    assert summary["totals"]["failed"] == 2 and summary["meta"]["api_version"] == "2024.12"
+    assert "## Per test file" in (out_dir / "report.md").read_text()
+
+
 def test_bad_suite_dir_is_an_error(tmp_path, capsys):
     assert run.main([], environ={run.ENV_VAR: str(tmp_path)}) == 2
     assert "not an array-api-tests checkout" in capsys.readouterr().err
@@ -107,7 +135,9 @@ FAKE_REPORT = {
         _test("array_api_tests/test_a.py::test_1", "passed"),
         _test("array_api_tests/test_a.py::test_2", "failed",
               "AttributeError: module 'arraykit' has no attribute 'fft'\nmore lines"),
-        _test("array_api_tests/test_a.py::test_3", "skipped"),
+        dict(_test("array_api_tests/test_a.py::test_3", "skipped"),
+             setup={"outcome": "skipped",
+                    "longrepr": "('/suite/array_api_tests/test_a.py', 12, 'Skipped: flaky')"}),
         _test("array_api_tests/test_b.py::test_1[x|y]", "xfailed"),
         _test("array_api_tests/test_b.py::test_2", "xpassed"),
         _test("array_api_tests/test_b.py::test_0", "error", "fixture blew up", stage="setup"),
@@ -147,6 +177,7 @@ def test_summary_from_fake_json_report():
     }
     assert [f["id"] for f in summary["failures"]] == sorted(failures)
     assert summary["xpassed"] == ["array_api_tests/test_b.py::test_2"]
+    assert summary["skip_reasons"] == {"flaky": 1}
 
 
 def test_collection_errors_from_json_collectors_and_output():
@@ -175,6 +206,7 @@ def test_markdown_and_json_reports(tmp_path):
     assert "## Failing tests (4)" in md
     assert "- `array_api_tests/test_a.py::test_2` — AttributeError: module 'arraykit'" in md
     assert "Unexpectedly passing (1)" in md
+    assert "## Skip reasons" in md and "| flaky | 1 |" in md
     assert json.loads(json_path.read_text())["totals"]["failed"] == 2
 
 
