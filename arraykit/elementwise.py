@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import operator
 
+import jax
 import numpy as np
 
 from . import dtypes as D
@@ -68,6 +69,30 @@ class OperandTypeError(TypeError):
     """
 
 
+_SCALARS = {}
+_SCALARS_MAX = 1024
+
+
+def _scalar(dtype, value):
+    """A Python scalar as a 0-d operand of ``dtype``.
+
+    Nonzero real values are cached as uncommitted device scalars (a jitted call
+    takes those ~4 us faster than NumPy scalars). Zeros, NaNs and complex values,
+    whose signs or identity a dict key would not tell apart, stay NumPy scalars.
+    """
+    key = (dtype, value)
+    cached = _SCALARS.get(key)
+    if cached is not None:
+        return cached
+    converted = dtype.np.type(value)
+    if type(value) is complex or value == 0 or value != value:
+        return converted
+    if len(_SCALARS) >= _SCALARS_MAX:
+        _SCALARS.clear()
+    cached = _SCALARS[key] = jax.device_put(converted)
+    return cached
+
+
 def _operands(x1, x2):
     """Promote two operands (tensors or Python scalars): (a, b, result dtype)."""
     if type(x1) is Tensor:
@@ -80,10 +105,10 @@ def _operands(x1, x2):
             return x1, x2, dtype
         if type(x2) in _SCALAR_TYPES:
             dtype = D.promote_scalar(x1._dtype, x2)
-            return x1, dtype.np.type(x2), dtype
+            return x1, _scalar(dtype, x2), dtype
     elif type(x2) is Tensor and type(x1) in _SCALAR_TYPES:
         dtype = D.promote_scalar(x2._dtype, x1)
-        return dtype.np.type(x1), x2, dtype
+        return _scalar(dtype, x1), x2, dtype
     return _operands_general(x1, x2)
 
 
@@ -117,9 +142,9 @@ def _operands_general(x1, x2):
         return a, b, dtype
     if isinstance(a, Tensor):
         dtype = D.promote_scalar(a._dtype, b)
-        return a, dtype.np.type(b), dtype
+        return a, _scalar(dtype, b), dtype
     dtype = D.promote_scalar(b._dtype, a)
-    return dtype.np.type(a), b, dtype
+    return _scalar(dtype, a), b, dtype
 
 
 def _dtype_name(x):
