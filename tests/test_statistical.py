@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NUMERIC_DTYPES, strided_pairs
+from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, strided_pairs
 
 SETTINGS = settings(max_examples=25, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
