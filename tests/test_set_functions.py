@@ -62,7 +62,7 @@ def test_unique_all_matches_numpy(a, view):
     np.testing.assert_array_equal(got.values.numpy()[got.inverse_indices.numpy()], a)
 
 
-@SETTINGS
+@settings(max_examples=12, deadline=None)
 @given(a=tied_arrays(), view=VIEWS)
 def test_unique_values_counts_inverse(a, view):
     x = make_view(a, view)
