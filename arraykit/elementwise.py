@@ -94,7 +94,11 @@ def _scalar(dtype, value):
 
 
 def _operands(x1, x2):
-    """Promote two operands (tensors or Python scalars): (a, b, result dtype)."""
+    """Promote two operands: (a, b, result dtype).
+
+    Tensors pass through; Python scalars become 0-d operands of the result dtype;
+    NumPy arrays and scalars become tensors; anything else raises OperandTypeError.
+    """
     if type(x1) is Tensor:
         if type(x2) is Tensor:
             dtype = _PROMOTE[x1._dtype, x2._dtype]
@@ -126,6 +130,7 @@ def _as_operand(x, like):
 
 
 def _operands_general(x1, x2):
+    """:func:`_operands` for anything but a tensor with a tensor or a Python scalar."""
     if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
         arrays = (np.ndarray, np.generic)
         if not (isinstance(x1, arrays) or isinstance(x2, arrays)):
@@ -150,11 +155,15 @@ def _operands_general(x1, x2):
 def _dtype_name(x):
     if isinstance(x, Tensor):
         return str(x._dtype)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"NumPy {x.dtype}"
     return f"Python {type(x).__name__}"
 
 
-def _category_error(name, kinds, *operands):
+def _category_error(name, kinds, *operands, promoted=None):
     got = " and ".join(_dtype_name(x) for x in operands)
+    if promoted is not None and all(getattr(x, "_dtype", None) is not promoted for x in operands):
+        got += f" (which promote to {promoted})"
     return TypeError(f"{name}() requires {_CATEGORY_NAMES[kinds]}, got {got}")
 
 
@@ -169,7 +178,7 @@ def _unary(body, x, kinds, name):
 def _binary(body, x1, x2, kinds, name):
     a, b, dtype = _operands(x1, x2)
     if dtype.kind not in kinds:
-        raise _category_error(name, kinds, x1, x2)
+        raise _category_error(name, kinds, x1, x2, promoted=dtype)
     return apply(body, (a, b), (dtype.np,))
 
 
@@ -195,7 +204,7 @@ def divide(x1, x2, /):
     """Element-wise true division; integer inputs give float64 results (as NumPy)."""
     a, b, dtype = _operands(x1, x2)
     if dtype.kind not in _NUMERIC:
-        raise _category_error("divide", _NUMERIC, x1, x2)
+        raise _category_error("divide", _NUMERIC, x1, x2, promoted=dtype)
     if dtype.kind in ("int", "uint"):
         dtype = D.float64
     return apply(B.divide, (a, b), (dtype.np,))
@@ -459,7 +468,7 @@ def _compare(body, x1, x2, kinds, name):
     except OverflowError as exc:
         return _compare_out_of_range(name, x1, x2, exc)
     if dtype.kind not in kinds:
-        raise _category_error(name, kinds, x1, x2)
+        raise _category_error(name, kinds, x1, x2, promoted=dtype)
     return apply(body, (a, b), (dtype.np,))
 
 
@@ -584,7 +593,7 @@ def _clip_bound(x, bound, name):
     if x._dtype.kind in _INTEGER:
         info = np.iinfo(x._dtype.np)
         bound = min(max(int(bound), int(info.min)), int(info.max))
-    return x._dtype.np.type(bound)
+    return _scalar(x._dtype, bound)
 
 
 def clip(x, /, min=None, max=None):  # noqa: A002 (the array API names)
@@ -636,5 +645,5 @@ def inplace(x, name, other):
     other = _as_operand(other, x)
     _, _, dtype = _operands(x, other)
     if dtype.kind not in kinds:
-        raise _category_error(name, kinds, x, other)
+        raise _category_error(name, kinds, x, other, promoted=dtype)
     return x._inplace(body, other)
