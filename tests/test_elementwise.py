@@ -316,6 +316,27 @@ def test_scalar_promotion_across_kinds():
     check(ak.atan2(ak.asarray(np.array([1.0, 2, 3])), 1), np.arctan2(np.array([1.0, 2, 3]), 1.0))
 
 
+def test_scalar_operands_keep_sign_value_and_dtype():
+    """Repeated scalars (cached as device scalars) never mix up -0.0/+0.0, NaN or dtypes."""
+    f = ak.asarray(np.array([1.0, -2.0], np.float32))
+    for _ in range(2):
+        assert list(np.signbit(ak.multiply(f, -0.0).numpy())) == [True, False]
+        assert list(np.signbit(ak.multiply(f, 0.0).numpy())) == [False, True]
+        assert np.isnan(ak.add(f, math.nan).numpy()).all()
+        check(ak.add(f, 1), np.array([2.0, -1.0], np.float32))
+        check(ak.add(ak.asarray(np.array([1], np.int8)), 1), np.array([2], np.int8))
+        check(ak.add(ak.asarray(np.array([1.0])), True), np.array([2.0]))
+        check(ak.subtract(3, f), np.array([2.0, 5.0], np.float32))
+
+
+def test_category_error_names_promotion():
+    i, u = ak.asarray(np.array([1])), ak.asarray(np.array([1], np.uint64))
+    with pytest.raises(TypeError, match="int64 and arraykit.uint64 .*promote to arraykit.float64"):
+        ak.bitwise_and(i, u)
+    with pytest.raises(TypeError, match="real floating-point.*Python complex"):
+        ak.atan2(ak.asarray(np.array([1.0])), 1j)
+
+
 def test_python_int_out_of_range():
     """Arithmetic raises OverflowError (as NumPy 2); comparisons are decided without it."""
     x = ak.asarray(np.array([-5, 0, 100], np.int8))
