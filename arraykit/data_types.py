@@ -136,7 +136,9 @@ def result_type(*arrays_and_dtypes):
 
     Tensors and dtypes promote through the standard's table; Python scalars are
     weak (they take the others' dtype when their kind allows, see
-    :func:`arraykit.dtypes.promote_scalar`). At least one tensor or dtype is needed.
+    :func:`arraykit.dtypes.promote_scalar`). NumPy's float64/complex128 scalars
+    subclass Python's float/complex and are weak too, as in the element-wise
+    functions. At least one tensor or dtype is needed.
     """
     dtype = None
     scalars = []
@@ -145,7 +147,7 @@ def result_type(*arrays_and_dtypes):
             other = value._dtype
         elif isinstance(value, D.DType):
             other = value
-        elif isinstance(value, np.generic):
+        elif isinstance(value, np.generic) and not isinstance(value, (float, complex)):
             other = D.from_numpy(value.dtype)
         elif D.scalar_kind(value) is not None:
             scalars.append(value)

@@ -625,7 +625,8 @@ def clip(x, /, min=None, max=None):  # noqa: A002 (the array API names)
 
 _BINARY_OPERATORS = {
     "add": (B.add, _NUMERIC), "subtract": (B.subtract, _NUMERIC),
-    "multiply": (B.multiply, _NUMERIC), "floor_divide": (B.floor_divide, _REAL),
+    "multiply": (B.multiply, _NUMERIC), "divide": (B.divide, _NUMERIC),
+    "floor_divide": (B.floor_divide, _REAL),
     "remainder": (B.remainder, _REAL), "pow": (B.pow, _NUMERIC),
     "bitwise_and": (B.bitwise_and, _INTEGER_OR_BOOL),
     "bitwise_or": (B.bitwise_or, _INTEGER_OR_BOOL),
@@ -646,4 +647,4 @@ def inplace(x, name, other):
     _, _, dtype = _operands(x, other)
     if dtype.kind not in kinds:
         raise _category_error(name, kinds, x, other, promoted=dtype)
-    return x._inplace(body, other)
+    return x._inplace(body, other, true_division=name == "divide")

@@ -519,18 +519,6 @@ class Tensor:
         self[key] = value
         return self
 
-    def __iadd__(self, other):
-        return self._inplace(_ops.add, other)
-
-    def __isub__(self, other):
-        return self._inplace(_ops.subtract, other)
-
-    def __imul__(self, other):
-        return self._inplace(_ops.multiply, other)
-
-    def __itruediv__(self, other):
-        return self._inplace(_ops.divide, other, true_division=True)
-
     # ------------------------------------------------------------------ operators
     # Each operator calls the namespace function (arraykit.elementwise); an operand
     # that is neither a tensor, a NumPy array nor a Python scalar gives
@@ -601,6 +589,10 @@ class Tensor:
     __gt__ = _operator("__gt__", "greater")
     __ge__ = _operator("__ge__", "greater_equal")
 
+    __iadd__ = _inplace_operator("__iadd__", "add")
+    __isub__ = _inplace_operator("__isub__", "subtract")
+    __imul__ = _inplace_operator("__imul__", "multiply")
+    __itruediv__ = _inplace_operator("__itruediv__", "divide")
     __ifloordiv__ = _inplace_operator("__ifloordiv__", "floor_divide")
     __imod__ = _inplace_operator("__imod__", "remainder")
     __ipow__ = _inplace_operator("__ipow__", "pow")

@@ -101,7 +101,10 @@ def test_result_type_single_and_errors():
     for d in DTYPES:
         assert ak.result_type(d) is d
         assert ak.result_type(ak.zeros(1, dtype=d)) is d
-    assert ak.result_type(np.float64(1.0), ak.float32) is ak.float64
+    # NumPy float64 subclasses Python float: weak, as in the element-wise functions
+    assert ak.result_type(np.float64(1.0), ak.float32) is ak.float32
+    assert (ak.ones(1) + np.float64(1.0)).dtype is ak.float32
+    assert ak.result_type(np.int64(1), ak.int8) is ak.int64
     with pytest.raises(ValueError, match="at least one"):
         ak.result_type()
     with pytest.raises(ValueError, match="at least one"):
