@@ -141,6 +141,8 @@ def test_irfftn(pair, norm, data):
     last = a.ndim - 1 if axes is None else axes[-1]
     if s is None and a.shape[last] < 2:
         s, axes = [2], [last]
+    elif s is not None and s[-1] == -1 and a.shape[last] < 2:
+        s = list(s[:-1]) + [2]  # -1 keeps the input length, which would give 0 points
     got = F.irfftn(x, s=s, axes=axes, norm=norm)
     want = np.fft.irfftn(wide(a), s=numpy_s(a, s, axes, half=True), axes=axes, norm=norm)
     expect(got, want, real_of(a.dtype), a)
