@@ -233,15 +233,16 @@ def _call_reading(call, offsets, operands, tensor):
     """Call a reading kernel on the operands' current buffers, without locks.
 
     A writer on another thread may donate a buffer between the moment it is read
-    here and the dispatch; JAX then refuses the deleted buffer, and the call is
-    retried on the storage's new buffer. Once dispatched, a read holds its inputs
+    here and the dispatch; JAX then refuses the deleted buffer (RuntimeError, or
+    ValueError from the executable), and the call is retried on the storage's
+    new buffer. Once dispatched, a read holds its inputs
     and a later donation waits for it.
     """
     while True:
         bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
         try:
             return call(offsets, *bufs)
-        except RuntimeError:
+        except (RuntimeError, ValueError):
             if not any(_deleted(b) for b in bufs):
                 raise
 
