@@ -1,9 +1,10 @@
 """Indexing functions of the array API: take and take_along_axis.
 
 Negative indices count from the end. Eagerly, out-of-range indices raise
-``IndexError`` naming the index and the axis size: the gather kernel also returns
-the smallest and largest index, and one host synchronisation checks them (JAX
-itself would clamp silently). Under a JAX trace no check is possible; out-of-range
+``IndexError`` naming the index and the axis size (JAX itself would clamp
+silently): indices on the CPU are checked on the host before the gather; elsewhere
+the gather kernel also returns the smallest and largest index, and one host
+synchronisation checks them. Under a JAX trace no check is possible; out-of-range
 positions are filled (NaN for floating dtypes, the dtype's minimum for integers,
 ``True`` for booleans).
 """
@@ -32,18 +33,18 @@ def _bounds(idx):
 # ----------------------------------------------------------------------------- kernels
 
 
-def _take(x, idx, axis, checked):
-    mode = "promise_in_bounds" if checked else "fill"
+def _take(x, idx, axis, check):
+    mode = "fill" if check == "none" else "promise_in_bounds"
     out = x.at[(slice(None),) * axis + (idx,)].get(mode=mode)
-    return (out, _bounds(idx)) if checked else out
+    return (out, _bounds(idx)) if check == "device" else out
 
 
-def _take_along(x, idx, axis, shape, checked):
+def _take_along(x, idx, axis, shape, check):
     x = jnp.broadcast_to(x, shape[:axis] + x.shape[axis:axis + 1] + shape[axis + 1:])
     idx = jnp.broadcast_to(idx, shape)
-    mode = "clip" if checked else "fill"
+    mode = "fill" if check == "none" else "clip"
     out = jnp.take_along_axis(x, idx, axis=axis, mode=mode)
-    return (out, _bounds(idx)) if checked else out
+    return (out, _bounds(idx)) if check == "device" else out
 
 
 # ----------------------------------------------------------------------------- functions
@@ -62,14 +63,21 @@ def _gather(body, x, indices, axis, static, name):
     if size == 0 and indices.size:
         raise IndexError(f"{name}(): cannot take indices from axis {axis} with size 0")
     if indices.size == 0 or _traced(x, indices):
-        return apply(body, (x, indices), (axis,) + static + (False,))
-    out, bounds = apply(body, (x, indices), (axis,) + static + (True,), multiple=True)
-    lo, hi = bounds.tolist()
+        return apply(body, (x, indices), (axis,) + static + ("none",))
+    if indices.device.platform == "cpu":
+        values = indices.numpy()
+        lo, hi = int(values.min()), int(values.max())
+        out = None
+    else:
+        out, bounds = apply(body, (x, indices), (axis,) + static + ("device",), multiple=True)
+        lo, hi = bounds.tolist()
     if lo < -size or hi >= size:
         bad = lo if lo < -size else hi
         raise IndexError(
             f"{name}(): index {bad} is out of bounds for axis {axis} with size {size}"
         )
+    if out is None:
+        out = apply(body, (x, indices), (axis,) + static + ("host",))
     return out
 
 

@@ -159,9 +159,11 @@ def where(condition, x1=None, x2=None, /):
         raise TypeError("where() takes either 1 or 3 arguments (condition[, x1, x2])")
     a, b, dtype = _operands(x1, x2)
     for t in (a, b):
-        if isinstance(t, Tensor):
+        if isinstance(t, Tensor) and t._storage.device is not condition._storage.device:
             check_same_device(condition.device, t.device, "where")
-    L.broadcast_shapes(condition.shape, np.shape(a), np.shape(b))
+    shape = condition.shape
+    if not shape == np.shape(a) == np.shape(b):
+        L.broadcast_shapes(shape, np.shape(a), np.shape(b))
     return apply(_where, (condition, a, b), (dtype.np,))
 
 

@@ -12,6 +12,8 @@ result is zero they recompute it from exact ordering keys
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 import jax.numpy as jnp
@@ -40,7 +42,18 @@ def _tensor(x, name):
 def _axes(axis, ndim):
     """Reduced axes as a sorted tuple (a 0-d tensor accepts axis 0/-1 and reduces nothing)."""
     if axis is None:
-        return tuple(range(ndim))
+        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
+    if type(axis) is int or type(axis) is tuple:
+        return _normalized_axes(axis, ndim)
+    axes = L.normalize_dims(axis, ndim, "axis")
+    return tuple(sorted(axes)) if ndim else ()
+
+
+_ALL_AXES = tuple(tuple(range(n)) for n in range(8))
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalized_axes(axis, ndim):
     axes = L.normalize_dims(axis, ndim, "axis")
     return tuple(sorted(axes)) if ndim else ()
 
