@@ -435,7 +435,8 @@ class Tensor:
         ):
             return self  # x[k] = x[k] (the tail of x[k] += v): nothing to write, as in PyTorch
         value = _coerce_value(value, self)
-        L.broadcast_to(L.contiguous(value.shape), self.shape)
+        if value.shape:
+            L.broadcast_to(L.contiguous(value.shape), self.shape)
         apply_inplace(_assign, self, (value,))
         return self
 
@@ -777,7 +778,11 @@ def _check_writable_dtype(value_dtype, target_dtype):
 
 
 def _scalar_for(value, dtype):
-    """Convert a Python scalar to a 0-d NumPy value of ``dtype`` (OverflowError if it can't hold)."""
+    """A Python scalar as a 0-d value of ``dtype`` (OverflowError if it can't hold it).
+
+    Goes through the element-wise functions' scalar cache, so a repeated write of
+    the same value passes a device scalar instead of uploading a host one.
+    """
     kind = D.scalar_kind(value)
     if kind is None:
         return None
@@ -786,7 +791,7 @@ def _scalar_for(value, dtype):
             f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
             f"dtype {dtype}"
         )
-    return dtype.np.type(value)
+    return _ew._scalar(dtype, value)
 
 
 def _coerce_value(value, target):
