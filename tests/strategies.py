@@ -65,3 +65,15 @@ def make_view(target, kind):
     if kind == "broadcast" and target.ndim >= 1 and target.shape[0] >= 1 and (target == target[:1]).all():
         return ak.asarray(np.ascontiguousarray(target[:1])).expand(target.shape)
     return ak.asarray(target)
+
+
+@st.composite
+def axes(draw, ndim):
+    """An ``axis`` argument: None, one axis (possibly negative) or a tuple of distinct axes."""
+    if ndim == 0:
+        return draw(st.sampled_from([None, ()]))
+    one = st.integers(-ndim, ndim - 1)
+    many = st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).map(
+        lambda a: tuple(d - ndim if i % 2 else d for i, d in enumerate(a))
+    )
+    return draw(st.none() | one | many)

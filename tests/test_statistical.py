@@ -12,23 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, strided_pairs
+from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, axes, strided_pairs
 
 SETTINGS = settings(max_examples=25, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 REAL_DTYPES = ("bool",) + INT_DTYPES + FLOAT_DTYPES
-
-
-@st.composite
-def axes(draw, ndim):
-    """None, one axis (possibly negative) or a tuple of distinct axes."""
-    if ndim == 0:
-        return draw(st.sampled_from([None, ()]))
-    one = st.integers(-ndim, ndim - 1)
-    many = st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).map(
-        lambda a: tuple(d - ndim if i % 2 else d for i, d in enumerate(a))
-    )
-    return draw(st.none() | one | many)
 
 
 def check(got, want, rtol=1e-6, atol=0.0):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from strategies import strided_pairs
+from strategies import axes, strided_pairs
 
 SETTINGS = settings(max_examples=25, deadline=None)
 SPARSE = st.sampled_from(("bool", "int8", "uint16", "int64", "float32", "float64", "complex64"))
@@ -22,18 +22,6 @@ def check(got, want):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-30)
     else:
         np.testing.assert_array_equal(got.numpy(), want)
-
-
-@st.composite
-def axes(draw, ndim):
-    """None, an int, or a tuple of distinct axes (negative ones included)."""
-    if ndim == 0:
-        return draw(st.sampled_from([None, ()]))
-    one = st.integers(-ndim, ndim - 1)
-    many = st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).map(
-        lambda ds: tuple(d - ndim if i % 2 else d for i, d in enumerate(ds))
-    )
-    return draw(st.none() | one | many)
 
 
 @SETTINGS
