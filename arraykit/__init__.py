@@ -2,51 +2,62 @@
 
 The package is the array API namespace. Each group of the standard lives in its
 own module (``creation``, ``elementwise``, ...) with its own ``__all__``; this file
-assembles them.
+assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 """
 
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from . import creation, elementwise, statistical  # noqa: E402
+from . import (  # noqa: E402
+    constants, creation, data_types, elementwise, fft, indexing, info, linalg,
+    linear_algebra, manipulation, searching, set_functions, sorting, statistical, utility,
+)
+from .constants import *  # noqa: E402,F401,F403
 from .creation import *  # noqa: E402,F401,F403
+from .data_types import *  # noqa: E402,F401,F403
 from .dtypes import (  # noqa: E402
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128,
 )
 from .elementwise import *  # noqa: E402,F401,F403
-from .kernels.launch import cache_clear, cache_info  # noqa: E402
-from .memory import may_share_memory, shares_memory  # noqa: E402
-from .statistical import *  # noqa: E402,F401,F403
-from . import manipulation, utility  # noqa: E402
-from .manipulation import *  # noqa: E402,F401,F403
-from .utility import *  # noqa: E402,F401,F403
-from . import indexing, searching, set_functions, sorting  # noqa: E402
 from .indexing import *  # noqa: E402,F401,F403
+from .info import *  # noqa: E402,F401,F403
+from .kernels.launch import cache_clear, cache_info  # noqa: E402
+from .linear_algebra import *  # noqa: E402,F401,F403
+from .manipulation import *  # noqa: E402,F401,F403
+from .memory import may_share_memory, shares_memory  # noqa: E402
 from .searching import *  # noqa: E402,F401,F403
 from .set_functions import *  # noqa: E402,F401,F403
 from .sorting import *  # noqa: E402,F401,F403
-from . import fft, linalg, linear_algebra  # noqa: E402
-from .linear_algebra import *  # noqa: E402,F401,F403
-from . import constants, data_types, info  # noqa: E402
-from .constants import *  # noqa: E402,F401,F403
-from .data_types import *  # noqa: E402,F401,F403
-from .info import *  # noqa: E402,F401,F403
+from .statistical import *  # noqa: E402,F401,F403
 from .tensor import (  # noqa: E402
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
+from .utility import *  # noqa: E402,F401,F403
+
+__array_api_version__ = "2025.12"
 
 _CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float32", "float64", "complex64", "complex128",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
-    "may_share_memory", "shares_memory", "cache_info", "cache_clear",
+    "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft",
 ]
 
-__all__ = _CORE + creation.__all__ + elementwise.__all__ + statistical.__all__ + manipulation.__all__ + utility.__all__
-__all__ += indexing.__all__ + searching.__all__ + set_functions.__all__ + sorting.__all__
-__all__ += linear_algebra.__all__
-__all__ += constants.__all__ + data_types.__all__ + info.__all__
-
-__array_api_version__ = "2025.12"
+__all__ = (
+    _CORE
+    + constants.__all__
+    + creation.__all__
+    + data_types.__all__
+    + elementwise.__all__
+    + indexing.__all__
+    + info.__all__
+    + linear_algebra.__all__
+    + manipulation.__all__
+    + searching.__all__
+    + set_functions.__all__
+    + sorting.__all__
+    + statistical.__all__
+    + utility.__all__
+)
