@@ -43,7 +43,7 @@ def _ops():
         ("max axis=0", lambda xp: lambda a, b, i, m: xp.max(a, axis=0)),
         ("mean", lambda xp: lambda a, b, i, m: xp.mean(a)),
         ("x[3:7]", lambda xp: lambda a, b, i, m: a[3:7]),
-        ("x[int array]", lambda xp: lambda a, b, i, m: xp.take(a, i, axis=0)),
+        ("take(x, idx)", lambda xp: lambda a, b, i, m: xp.take(a, i, axis=0)),
         ("x[1] = 2.0", lambda xp: lambda a, b, i, m: a.__setitem__(1, 2.0)),
     ]
 
