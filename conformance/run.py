@@ -293,8 +293,9 @@ def render_markdown(summary: dict) -> str:
     else:
         out.append("None.")
     if summary["xpassed"]:
-        out += ["", f"## Unexpectedly passing ({len(summary['xpassed'])}): "
-                "remove from expected_failures.txt", ""]
+        out += ["", f"## Expected failures that passed ({len(summary['xpassed'])})", "",
+                "Listed in expected_failures.txt but passed this run; remove an entry once "
+                "it passes consistently.", ""]
         out += [f"- `{_escape(i)}`" for i in summary["xpassed"]]
     return "\n".join(out) + "\n"
 

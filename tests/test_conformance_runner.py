@@ -205,7 +205,7 @@ def test_markdown_and_json_reports(tmp_path):
     assert "| array_api_tests/test_a.py | 1 | 1 | 0 | 1 | 0 | 0 |" in md
     assert "## Failing tests (4)" in md
     assert "- `array_api_tests/test_a.py::test_2` — AttributeError: module 'arraykit'" in md
-    assert "Unexpectedly passing (1)" in md
+    assert "Expected failures that passed (1)" in md
     assert "## Skip reasons" in md and "| flaky | 1 |" in md
     assert json.loads(json_path.read_text())["totals"]["failed"] == 2
 
@@ -213,7 +213,7 @@ def test_markdown_and_json_reports(tmp_path):
 def test_report_without_failures_says_none():
     md = run.render_markdown(run.summarize(
         {"tests": [_test("array_api_tests/test_a.py::test_1", "passed")]}, {}))
-    assert "## Failing tests (0)\n\nNone." in md and "Unexpectedly passing" not in md
+    assert "## Failing tests (0)\n\nNone." in md and "Expected failures that passed" not in md
 
 
 def test_long_messages_are_cut():
