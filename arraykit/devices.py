@@ -107,6 +107,10 @@ def host_to_device(arr, device, copy=True):
         return buf, aliased
     if aliased and not private:
         buf = jax.device_put(flat.copy(), device)
+    elif not private:
+        # JAX may still be copying ``arr`` in the background: wait, so a change the
+        # caller makes to ``arr`` right after cannot reach the tensor.
+        buf.block_until_ready()
     return buf
 
 

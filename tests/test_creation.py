@@ -520,3 +520,13 @@ def test_creation_kernels_write_independently():
     z = ak.zeros_like(e)
     z += 1
     check(z, np.ones((2, 3)))
+
+
+def test_asarray_copies_host_data_before_returning():
+    """A NumPy array changed right after asarray must not reach the tensor (async copies)."""
+    n = (1 << 21) + 3
+    for offset in range(4):  # aligned and unaligned host memory
+        host = np.ones(n + offset, np.float32)[offset:]
+        t = ak.asarray(host)
+        host[:] = 5
+        assert t.numpy()[-1] == 1.0 and t.numpy()[0] == 1.0
