@@ -5,12 +5,14 @@ own module (``creation``, ``elementwise``, ...) with its own ``__all__``; this f
 assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 """
 
+import sys as _sys
+
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
 from . import (  # noqa: E402
-    constants, creation, data_types, elementwise, fft, indexing, info, linalg,
+    api_versions, constants, creation, data_types, elementwise, fft, indexing, info, linalg,
     linear_algebra, manipulation, searching, set_functions, sorting, statistical, utility,
 )
 from .constants import *  # noqa: E402,F401,F403
@@ -36,7 +38,7 @@ from .tensor import (  # noqa: E402
 )
 from .utility import *  # noqa: E402,F401,F403
 
-__array_api_version__ = "2025.12"
+__array_api_version__ = api_versions.LATEST
 
 _CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -61,3 +63,7 @@ __all__ = (
     + statistical.__all__
     + utility.__all__
 )
+
+api_2023_12 = api_versions.build(_sys.modules[__name__], "2023.12")
+api_2024_12 = api_versions.build(_sys.modules[__name__], "2024.12")
+NAMESPACES = {"2023.12": api_2023_12, "2024.12": api_2024_12}

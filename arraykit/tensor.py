@@ -238,15 +238,19 @@ class Tensor:
     # ------------------------------------------------------------------ interop
 
     def __array_namespace__(self, /, *, api_version=None):
-        """The ``arraykit`` module: the array API namespace (2023.12 to 2025.12)."""
-        if api_version not in (None, "2023.12", "2024.12", "2025.12"):
+        """The array API namespace: ``arraykit`` (2025.12, the default) or the
+        2023.12 / 2024.12 namespace (see :mod:`arraykit.api_versions`)."""
+        import arraykit
+
+        if api_version is None or api_version == arraykit.__array_api_version__:
+            return arraykit
+        try:
+            return arraykit.NAMESPACES[api_version]
+        except KeyError:
             raise ValueError(
                 f"unsupported array API version {api_version!r}; arraykit implements "
                 "'2023.12', '2024.12' and '2025.12'"
-            )
-        import arraykit
-
-        return arraykit
+            ) from None
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule of a snapshot of the values (see :mod:`arraykit.devices`)."""

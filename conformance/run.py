@@ -129,6 +129,13 @@ def git_commit(path: Path) -> str:
     return commit + ("-dirty" if status else "")
 
 
+def namespace_module(api_version):
+    """The module the suite tests: ``arraykit`` (2025.12) or its older-version namespace."""
+    if api_version == "2025.12":
+        return "arraykit"
+    return "arraykit.api_" + api_version.replace(".", "_")
+
+
 def build_pytest_command(args: argparse.Namespace, extra: list[str], xfails_file: Path,
                          json_file: Path) -> list[str]:
     """The pytest command line run from the suite's root.
@@ -380,12 +387,13 @@ def main(argv: list[str] | None = None, environ=os.environ) -> int:
         xfails_file.write_text("".join(e.test_id + "\n" for e in entries))
         json_file = Path(tmp) / "report.json"
         cmd = build_pytest_command(args, extra, xfails_file, json_file)
+        module = namespace_module(args.api_version)
         env = dict(environ)
-        env.update(ARRAY_API_TESTS_MODULE="arraykit", ARRAY_API_TESTS_VERSION=args.api_version,
+        env.update(ARRAY_API_TESTS_MODULE=module, ARRAY_API_TESTS_VERSION=args.api_version,
                    PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), environ.get("PYTHONPATH"))
                                               if p))
         shown = " ".join(["python"] + cmd[1:])
-        print(f"conformance: cd {suite} && ARRAY_API_TESTS_MODULE=arraykit "
+        print(f"conformance: cd {suite} && ARRAY_API_TESTS_MODULE={module} "
               f"ARRAY_API_TESTS_VERSION={args.api_version} {shown}", flush=True)
         start = time.monotonic()
         date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -397,7 +405,7 @@ def main(argv: list[str] | None = None, environ=os.environ) -> int:
     if not raw:
         note = note or "pytest wrote no JSON report"
         print("conformance: " + note + "; see the output above", file=sys.stderr)
-    meta = {"api_version": args.api_version, "module": "arraykit",
+    meta = {"api_version": args.api_version, "module": module,
             "arraykit_commit": git_commit(ROOT), "suite_commit": git_commit(suite),
             "spec_commit": git_commit(suite / "array-api"), "date": date,
             "wall_time_s": round(wall, 1), "workers": args.workers,

@@ -88,7 +88,7 @@ def test_reports_written_to_report_dir(tmp_path, monkeypatch):
     code = run.main(["--report-dir", str(out_dir), "--api-version", "2024.12", "-n", "1"],
                     environ={run.ENV_VAR: str(suite)})
     assert code == 1 and seen["cwd"] == suite
-    assert seen["env"]["ARRAY_API_TESTS_MODULE"] == "arraykit"
+    assert seen["env"]["ARRAY_API_TESTS_MODULE"] == "arraykit.api_2024_12"
     assert seen["env"]["ARRAY_API_TESTS_VERSION"] == "2024.12"
     xfails = Path(seen["cmd"][seen["cmd"].index("--xfails-file") + 1])
     assert not xfails.exists()
