@@ -234,17 +234,20 @@ def _call_reading(call, offsets, operands, tensor):
 
     A writer on another thread may donate a buffer between the moment it is read
     here and the dispatch; JAX then refuses the deleted buffer (RuntimeError, or
-    ValueError from the executable), and the call is retried on the storage's
-    new buffer. Once dispatched, a read holds its inputs
-    and a later donation waits for it.
+    ValueError from the executable). The call is then made once more under the
+    storages' locks, which waits for the writer to install its new buffer; a
+    buffer still deleted after that is a real error and propagates. Once
+    dispatched, a read holds its inputs and a later donation waits for it.
     """
-    while True:
+    bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
+    try:
+        return call(offsets, *bufs)
+    except (RuntimeError, ValueError):
+        if not any(_deleted(b) for b in bufs):
+            raise
+    with _Locks([x._storage for x in operands if isinstance(x, tensor)]):
         bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
-        try:
-            return call(offsets, *bufs)
-        except (RuntimeError, ValueError):
-            if not any(_deleted(b) for b in bufs):
-                raise
+        return call(offsets, *bufs)
 
 
 def apply_inplace(fn, target, operands, static=()):
