@@ -47,3 +47,14 @@ def test_dynamic_offsets_read_the_right_elements_of_strided_views():
     for i in range(12):
         np.testing.assert_array_equal(x[i, ::-3].numpy(), base[i, ::-3])
         np.testing.assert_array_equal(x[i:i + 5, 1::2].mT.numpy(), base[i:i + 5, 1::2].T)
+
+
+def test_a_wrapped_jax_array_deleted_by_its_owner_raises_instead_of_retrying_forever():
+    import jax.numpy as jnp
+    import pytest
+
+    owner = jnp.ones(4)
+    t = ak.asarray(owner)  # wrapped without a copy, marked shared
+    owner.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        t + 1.0
