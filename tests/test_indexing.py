@@ -135,7 +135,8 @@ def test_setitem_advanced_writes_through(arr_key, layout, form, data):
 @settings(max_examples=EXAMPLES, deadline=None)
 def test_setitem_basic_writes_through(arr_key, layout, data):
     arr, key = arr_key
-    target = arr[key] if isinstance(key, tuple) and Ellipsis in key else arr[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+    items = key if isinstance(key, tuple) else (key,)
+    target = arr[items] if any(k is Ellipsis for k in items) else arr[items + (Ellipsis,)]
     shape = target.shape
     shape = tuple(1 if data.draw(st.booleans()) else n for n in shape[data.draw(st.integers(0, len(shape))):])
     value = data.draw(st.one_of(st.floats(-9, 9, width=32), hnp.arrays(np.float64, shape, elements=st.integers(-9, 9))))
