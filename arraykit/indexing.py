@@ -11,19 +11,14 @@ positions are filled (NaN for floating dtypes, the dtype's minimum for integers,
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 from . import layout as L
 from .devices import check_same_device
 from .kernels.launch import apply
-from .statistical import _tensor
+from .tensor import is_traced, require_tensor
 
 __all__ = ["take", "take_along_axis"]
-
-
-def _traced(*ts):
-    return any(isinstance(t._storage._buffer, jax.core.Tracer) for t in ts)
 
 
 def _bounds(idx):
@@ -51,7 +46,7 @@ def _take_along(x, idx, axis, shape, check):
 
 
 def _check_indices(indices, x, name):
-    _tensor(indices, name)
+    require_tensor(indices, name)
     if indices.dtype.kind not in ("int", "uint"):
         raise TypeError(f"{name}() indices must have an integer dtype, got {indices.dtype}")
     check_same_device(x.device, indices.device, name)
@@ -62,7 +57,7 @@ def _gather(body, x, indices, axis, static, name):
     size = x.shape[axis]
     if size == 0 and indices.size:
         raise IndexError(f"{name}(): cannot take indices from axis {axis} with size 0")
-    if indices.size == 0 or _traced(x, indices):
+    if indices.size == 0 or is_traced(x, indices):
         return apply(body, (x, indices), (axis,) + static + ("none",))
     if indices.device.platform == "cpu":
         values = indices.numpy()
@@ -86,7 +81,7 @@ def take(x, indices, /, *, axis=None):
 
     ``axis`` may be omitted for a tensor of at most one dimension.
     """
-    _tensor(x, "take")
+    require_tensor(x, "take")
     _check_indices(indices, x, "take")
     if indices.ndim != 1:
         raise ValueError(f"take() expects 1-D indices, got shape {indices.shape}")
@@ -105,7 +100,7 @@ def take(x, indices, /, *, axis=None):
 
 def take_along_axis(x, indices, /, *, axis=-1):
     """Elements of ``x`` at ``indices`` along ``axis``; other axes broadcast together."""
-    _tensor(x, "take_along_axis")
+    require_tensor(x, "take_along_axis")
     _check_indices(indices, x, "take_along_axis")
     if x.ndim == 0:
         raise ValueError("take_along_axis() needs a tensor with at least one dimension")

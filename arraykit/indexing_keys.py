@@ -26,10 +26,10 @@ def is_basic(key):
 
 def _index_like(item):
     """Objects with ``__index__`` (0-d integer tensors, NumPy ints) act as ints."""
-    from .tensor import Tensor
+    from .tensor import Tensor, is_traced
 
     if isinstance(item, Tensor):
-        return item.ndim == 0 and item.dtype.kind in ("int", "uint") and not _traced(item)
+        return item.ndim == 0 and item.dtype.kind in ("int", "uint") and not is_traced(item)
     return (
         hasattr(item, "__index__")
         and not isinstance(item, (bool, np.bool_, np.ndarray, jax.Array))
@@ -43,10 +43,6 @@ def basic_key(key):
         k if k is None or k is Ellipsis or isinstance(k, slice) else operator.index(k)
         for k in items
     )
-
-
-def _traced(t):
-    return isinstance(t._storage._buffer, jax.core.Tracer)
 
 
 class Plan:

@@ -26,7 +26,7 @@ from .kernels.launch import apply
 from .linear_algebra import (
     HIGHEST, matmul, matrix_transpose, numeric_pair, tensordot, vecdot, vector_axis,
 )
-from .tensor import Tensor
+from .tensor import Tensor, require_tensor
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
@@ -75,14 +75,9 @@ class SVDResult(NamedTuple):
 # ---------------------------------------------------------------------------- checks
 
 
-def _tensor(x, name):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} expects an arraykit tensor, got {type(x).__name__}")
-
-
 def _floating(x, name):
     """Check ``x`` is a floating-point (real or complex) tensor."""
-    _tensor(x, name)
+    require_tensor(x, name)
     if x._dtype.kind not in ("float", "complex"):
         raise TypeError(f"{name} expects a floating-point tensor, got dtype {x._dtype}")
 
@@ -270,7 +265,7 @@ def det(x, /):
 
 def diagonal(x, /, *, offset=0):
     """Diagonals of the last two dimensions (a view sharing ``x``'s storage)."""
-    _tensor(x, "diagonal")
+    require_tensor(x, "diagonal")
     _matrix(x, "diagonal")
     return x._view(L.diagonal(x._layout, operator.index(offset), -2, -1))
 
@@ -332,7 +327,7 @@ def matrix_power(x, n, /):
 
     Integer matrices are accepted for ``n >= 0``.
     """
-    _tensor(x, "matrix_power")
+    require_tensor(x, "matrix_power")
     n = operator.index(n)
     if x._dtype.kind == "bool" or (n < 0 and x._dtype.kind in ("int", "uint")):
         raise TypeError(
@@ -436,7 +431,7 @@ def trace(x, /, *, offset=0, dtype=None):
 
     Small integer dtypes accumulate in the default integer size (int64/uint64).
     """
-    _tensor(x, "trace")
+    require_tensor(x, "trace")
     if x._dtype.kind == "bool":
         raise TypeError(f"trace expects a numeric tensor, got dtype {x._dtype}")
     _matrix(x, "trace")

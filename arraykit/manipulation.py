@@ -20,7 +20,7 @@ from . import dtypes as D
 from . import layout as L
 from .devices import check_same_device
 from .kernels.launch import apply
-from .tensor import Tensor
+from .tensor import Tensor, require_tensor
 
 __all__ = [
     "broadcast_arrays",
@@ -44,12 +44,6 @@ __all__ = [
 # ----------------------------------------------------------------------------
 # Argument checks
 # ----------------------------------------------------------------------------
-
-
-def _tensor(x, fname):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname} expects an arraykit tensor, got {type(x).__name__}")
-    return x
 
 
 def _axis(axis, ndim):
@@ -90,9 +84,9 @@ def _sequence(arrays, fname):
     if not arrays:
         raise ValueError(f"{fname} needs at least one array")
     first = arrays[0]
-    dtype = _tensor(first, fname)._dtype
+    dtype = require_tensor(first, fname)._dtype
     for a in arrays[1:]:
-        _tensor(a, fname)
+        require_tensor(a, fname)
         check_same_device(first.device, a.device, fname)
         dtype = D.promote(dtype, a._dtype)
     return dtype
@@ -114,7 +108,7 @@ def broadcast_shapes(*shapes):
 
 def broadcast_to(x, /, shape):
     """A view of ``x`` broadcast to ``shape`` (new and size-1 dims get stride 0)."""
-    _tensor(x, "broadcast_to")
+    require_tensor(x, "broadcast_to")
     shape = _shape_arg(shape, "broadcast_to")
     if any(n < 0 for n in shape):
         raise ValueError(f"broadcast_to: negative dimension in target shape {shape}")
@@ -124,7 +118,7 @@ def broadcast_to(x, /, shape):
 def broadcast_arrays(*arrays):
     """Views of ``arrays`` broadcast against one another, as a tuple."""
     for a in arrays:
-        _tensor(a, "broadcast_arrays")
+        require_tensor(a, "broadcast_arrays")
     shape = L.broadcast_shapes(*(a._layout.shape for a in arrays))
     return tuple(
         a if a._layout.shape == shape else a._view(L.broadcast_to(a._layout, shape))
@@ -134,7 +128,7 @@ def broadcast_arrays(*arrays):
 
 def expand_dims(x, /, axis):
     """A view of ``x`` with size-1 axes inserted at ``axis`` (an int or a tuple)."""
-    _tensor(x, "expand_dims")
+    require_tensor(x, "expand_dims")
     lay = x._layout
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
     ndim = lay.ndim + len(axes)
@@ -152,13 +146,13 @@ def expand_dims(x, /, axis):
 
 def flip(x, /, *, axis=None):
     """A view of ``x`` reversed along ``axis`` (all axes by default): negative strides."""
-    _tensor(x, "flip")
+    require_tensor(x, "flip")
     return x._view(L.flip(x._layout, _axes(axis, x.ndim)))
 
 
 def permute_dims(x, /, axes):
     """A view of ``x`` with its axes reordered: result axis i is input axis ``axes[i]``."""
-    _tensor(x, "permute_dims")
+    require_tensor(x, "permute_dims")
     axes = tuple(axes)
     if len(axes) != x.ndim:
         raise ValueError(
@@ -170,7 +164,7 @@ def permute_dims(x, /, axes):
 
 def moveaxis(x, source, destination, /):
     """A view of ``x`` with axes ``source`` moved to positions ``destination``."""
-    _tensor(x, "moveaxis")
+    require_tensor(x, "moveaxis")
     ndim = x.ndim
     src = _axes(source, ndim)
     dst = _axes(destination, ndim)
@@ -187,13 +181,13 @@ def moveaxis(x, source, destination, /):
 
 def squeeze(x, /, axis):
     """A view of ``x`` without the size-1 axes ``axis`` (ValueError for other sizes)."""
-    _tensor(x, "squeeze")
+    require_tensor(x, "squeeze")
     return x._view(L.squeeze(x._layout, _axes(axis, x.ndim), strict=True))
 
 
 def unstack(x, /, *, axis=0):
     """Views of ``x`` at each position along ``axis``, as a tuple."""
-    _tensor(x, "unstack")
+    require_tensor(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack needs an array of at least one dimension, got a 0-d array")
     lay = x._layout
@@ -215,7 +209,7 @@ def reshape(x, /, shape, *, copy=None):
 
     ``copy=True`` always copies; ``copy=False`` raises ValueError when no view exists.
     """
-    _tensor(x, "reshape")
+    require_tensor(x, "reshape")
     shape = L.infer_shape(_shape_arg(shape, "reshape"), x._layout.numel)
     if not copy:
         lay = L.try_view(x._layout, shape)
@@ -313,7 +307,7 @@ def repeat(x, repeats, /, *, axis=None):
     is copied to the host once (a device synchronization), and they cannot be
     traced values inside ``arraykit.jit``.
     """
-    _tensor(x, "repeat")
+    require_tensor(x, "repeat")
     if axis is not None:
         axis = _axis(axis, x.ndim)
     size = x.size if axis is None else x.shape[axis]
@@ -356,7 +350,7 @@ def roll(x, /, shift, *, axis=None):
 
     Shifts are passed to the kernel as values, so a new shift does not recompile.
     """
-    _tensor(x, "roll")
+    require_tensor(x, "roll")
     shifts = tuple(operator.index(s) for s in shift) if isinstance(shift, (tuple, list)) else (operator.index(shift),)
     if axis is None:
         if len(shifts) != 1:
@@ -388,7 +382,7 @@ def _tile(x, reps):
 
 def tile(x, repetitions, /):
     """``x`` repeated ``repetitions[i]`` times along each axis (shorter side padded with 1s)."""
-    _tensor(x, "tile")
+    require_tensor(x, "tile")
     reps = _shape_arg(repetitions, "tile")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")

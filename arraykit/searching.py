@@ -21,8 +21,8 @@ from . import layout as L
 from .devices import check_same_device
 from .elementwise import _operands
 from .kernels.launch import apply
-from .statistical import _axes, _check_nonempty, _check_ordered, _tensor
-from .tensor import Tensor
+from .statistical import _axes, _check_nonempty, _check_ordered
+from .tensor import Tensor, is_traced, require_tensor
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -36,10 +36,6 @@ def bucket(n):
     once per distinct count (at most log2 of the input size programs).
     """
     return 0 if n == 0 else 1 << (n - 1).bit_length()
-
-
-def _traced(t):
-    return isinstance(t._storage._buffer, jax.core.Tracer)
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -101,7 +97,7 @@ def _searchsorted_sorter_checked(a, v, sorter, side, np_dtype):
 
 
 def _arg_reduce(body, x, axis, keepdims, name):
-    _tensor(x, name)
+    require_tensor(x, name)
     _check_ordered(x._dtype, name)
     ndim = x.ndim
     if axis is None:
@@ -127,16 +123,16 @@ def argmin(x, /, *, axis=None, keepdims=False):
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):
     """Number of non-zero (for bool: true) elements over ``axis``."""
-    _tensor(x, "count_nonzero")
+    require_tensor(x, "count_nonzero")
     return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
 def nonzero(x, /):
     """Indices of the non-zero elements, one index tensor per dimension (C order)."""
-    _tensor(x, "nonzero")
+    require_tensor(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero() needs a tensor with at least one dimension, got a 0-d tensor")
-    if _traced(x):
+    if is_traced(x):
         raise TypeError(
             "nonzero() has a data-dependent output shape and cannot run under a JAX "
             "trace; use arraykit.where or a mask multiply instead"
@@ -152,7 +148,7 @@ def where(condition, x1=None, x2=None, /):
     standard's promotion rules. A non-boolean ``condition`` is tested for non-zero.
     ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`.
     """
-    _tensor(condition, "where")
+    require_tensor(condition, "where")
     if x1 is None and x2 is None:
         return nonzero(condition)
     if x1 is None or x2 is None:
@@ -173,7 +169,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     Values are compared exactly as :func:`arraykit.sort` orders them (NaNs last). ``sorter`` entries outside
     ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy).
     """
-    _tensor(x1, "searchsorted")
+    require_tensor(x1, "searchsorted")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted() expects a 1-D x1, got shape {x1.shape}")
     if side not in ("left", "right"):
@@ -189,7 +185,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         x2 = dtype.np.type(x2)
     if sorter is None:
         return apply(_searchsorted, (x1, x2), (side, dtype.np))
-    _tensor(sorter, "searchsorted")
+    require_tensor(sorter, "searchsorted")
     if sorter.dtype.kind not in ("int", "uint"):
         raise TypeError(f"searchsorted() sorter must have an integer dtype, got {sorter.dtype}")
     if sorter.shape != x1.shape:
@@ -197,7 +193,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
             f"searchsorted() sorter of shape {sorter.shape} does not match x1 of shape {x1.shape}"
         )
     check_same_device(x1.device, sorter.device, "searchsorted")
-    if x1.size == 0 or _traced(x1) or _traced(sorter):
+    if x1.size == 0 or is_traced(x1) or is_traced(sorter):
         return apply(_searchsorted_sorter, (x1, x2, sorter), (side, dtype.np))
     out, bounds = apply(
         _searchsorted_sorter_checked, (x1, x2, sorter), (side, dtype.np), multiple=True

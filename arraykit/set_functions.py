@@ -23,8 +23,7 @@ from .devices import check_same_device
 from . import _ordering as O
 from .searching import bucket
 from .kernels.launch import apply
-from .statistical import _tensor
-from .tensor import Tensor
+from .tensor import Tensor, require_tensor
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -97,7 +96,7 @@ def _isin(a, b, invert, np_dtype):
 
 
 def _unique_parts(x, what, name):
-    _tensor(x, name)
+    require_tensor(x, name)
     if isinstance(x._storage._buffer, jax.core.Tracer):
         raise TypeError(
             f"{name}() has a data-dependent output shape and cannot run under a JAX trace"

@@ -17,7 +17,7 @@ import numpy as np
 from . import _ordering as O
 from . import layout as L
 from .kernels.launch import apply
-from .statistical import _tensor
+from .tensor import require_tensor
 
 __all__ = ["argsort", "sort"]
 
@@ -35,7 +35,7 @@ def _argsort(x, axis, descending, stable):
 
 
 def _prepare(x, axis, descending, stable, name):
-    _tensor(x, name)
+    require_tensor(x, name)
     axis = L.normalize_dim(axis, x.ndim, "axis")
     return (axis, bool(descending), bool(stable))
 

@@ -24,19 +24,13 @@ from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
 from .kernels.launch import apply
-from .tensor import Tensor
+from .tensor import require_tensor
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
 ]
 
 _INTEGRAL = ("bool", "int", "uint")
-
-
-def _tensor(x, name):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}() expects an arraykit Tensor, got {type(x).__name__}")
-    return x
 
 
 def _axes(axis, ndim):
@@ -168,21 +162,21 @@ def _cumprod(x, axis, include_initial, np_dtype):
 
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
-    _tensor(x, "sum")
+    require_tensor(x, "sum")
     dtype = _result_dtype(x, dtype, "sum")
     return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
-    _tensor(x, "prod")
+    require_tensor(x, "prod")
     dtype = _result_dtype(x, dtype, "prod")
     return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
 
 def max(x, /, *, axis=None, keepdims=False):
     """Maximum over ``axis``; NaNs propagate; ValueError over zero elements."""
-    _tensor(x, "max")
+    require_tensor(x, "max")
     _check_ordered(x._dtype, "max")
     axes = _axes(axis, x.ndim)
     _check_nonempty(x, axes, "max")
@@ -191,7 +185,7 @@ def max(x, /, *, axis=None, keepdims=False):
 
 def min(x, /, *, axis=None, keepdims=False):
     """Minimum over ``axis``; NaNs propagate; ValueError over zero elements."""
-    _tensor(x, "min")
+    require_tensor(x, "min")
     _check_ordered(x._dtype, "min")
     axes = _axes(axis, x.ndim)
     _check_nonempty(x, axes, "min")
@@ -213,13 +207,13 @@ def mean(x, /, *, axis=None, keepdims=False):
 
     Integer and boolean inputs give the default floating dtype.
     """
-    _tensor(x, "mean")
+    require_tensor(x, "mean")
     compute, out = _float_dtypes(x, "mean")
     return apply(_mean, (x,), (_axes(axis, x.ndim), bool(keepdims), compute.np, out.np))
 
 
 def _moment(x, axis, correction, keepdims, root, name):
-    _tensor(x, name)
+    require_tensor(x, name)
     compute, out = _float_dtypes(x, name)
     out = D.real_dtype(out)
     if isinstance(correction, (bool, np.bool_)) or not isinstance(
@@ -248,7 +242,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
 
 
 def _cumulative(body, x, axis, dtype, include_initial, name):
-    _tensor(x, name)
+    require_tensor(x, name)
     ndim = x.ndim
     if ndim == 0:
         x = x.reshape(1)

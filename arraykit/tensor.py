@@ -749,9 +749,21 @@ def _permuted_flat(x, order):
     return jax.numpy.transpose(x, order)
 
 
+def require_tensor(x, name):
+    """``x`` itself; TypeError naming the function ``name`` when it is not a Tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}() expects an arraykit Tensor, got {type(x).__name__}")
+    return x
+
+
+def is_traced(*tensors):
+    """Whether any of ``tensors`` holds a JAX tracer (it is inside a jax trace)."""
+    return any(isinstance(t._storage._buffer, jax.core.Tracer) for t in tensors)
+
+
 def _has_traced(key):
     items = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(k, Tensor) and isinstance(k._storage._buffer, jax.core.Tracer) for k in items)
+    return is_traced(*(k for k in items if isinstance(k, Tensor)))
 
 
 def _index_tensor(arr, device):

@@ -13,8 +13,8 @@ from . import layout as L
 from .creation import from_numpy
 from .devices import check_same_device
 from .kernels.launch import apply
-from .manipulation import _axes, _axis, _tensor
-from .tensor import Tensor
+from .manipulation import _axes, _axis
+from .tensor import Tensor, require_tensor
 
 __all__ = ["all", "any", "diff"]
 
@@ -45,13 +45,13 @@ def _any(x, axis, keepdims):
 
 def all(x, /, *, axis=None, keepdims=False):
     """Whether every element along ``axis`` (all axes by default) is nonzero; True if empty."""
-    _tensor(x, "all")
+    require_tensor(x, "all")
     return apply(_all, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
 def any(x, /, *, axis=None, keepdims=False):
     """Whether some element along ``axis`` (all axes by default) is nonzero; False if empty."""
-    _tensor(x, "any")
+    require_tensor(x, "any")
     return apply(_any, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
@@ -97,7 +97,7 @@ def diff(x, /, n=1, axis=-1, prepend=None, append=None):
     positionally in NumPy's order (``diff(x, 2)``), as libraries written for
     NumPy call it that way.
     """
-    _tensor(x, "diff")
+    require_tensor(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff needs an array of at least one dimension, got a 0-d array")
     axis = _axis(axis, x.ndim)
