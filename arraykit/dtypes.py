@@ -146,6 +146,24 @@ def scalar_kind(value):
     return kind
 
 
+def kind_fits(kind, dtype):
+    """Whether values of ``kind`` ('bool', 'int', 'uint', 'float', 'complex') fit a
+    ``dtype`` of the same or a higher kind (an int fits a float, a float no int)."""
+    return _KIND_RANK[kind] <= _KIND_RANK[dtype.kind]
+
+
+def writable(value, target):
+    """Whether values of dtype ``value`` can be written into ``target`` without losing
+    what the standard's promotion rules keep: a lower kind always, the same kind
+    only when it promotes to ``target`` (integers never into a float of their size)."""
+    if value is target or _KIND_RANK[value.kind] < _KIND_RANK[target.kind]:
+        return True
+    integral = ("int", "uint")
+    return promote(value, target) is target and (
+        (value.kind in integral) == (target.kind in integral) or value.kind == "bool"
+    )
+
+
 def promote_scalar(dtype, value):
     """Result dtype of an array of ``dtype`` combined with Python scalar ``value``.
 
@@ -155,7 +173,7 @@ def promote_scalar(dtype, value):
     kind = scalar_kind(value)
     if kind is None:
         raise TypeError(f"unsupported scalar type {type(value).__name__}")
-    if _KIND_RANK[kind] <= _KIND_RANK[dtype.kind]:
+    if kind_fits(kind, dtype):
         return dtype
     if kind == "int":
         return DEFAULT_INT

@@ -585,7 +585,7 @@ def _clip_bound(x, bound, name):
     if isinstance(bound, Tensor):
         return _clip_bound(x, bound, name)
     kind = D.scalar_kind(bound)
-    if D._KIND_RANK[kind] > D._KIND_RANK[x._dtype.kind]:
+    if not D.kind_fits(kind, x._dtype):
         raise TypeError(
             f"clip() {name}={bound!r} (a Python {type(bound).__name__}) does not fit "
             f"the dtype {x._dtype} of x"

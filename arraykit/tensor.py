@@ -777,20 +777,12 @@ def _single_mask(key):
 
 
 def _check_writable_dtype(value_dtype, target_dtype):
-    """A write may only lose nothing the standard's promotion rules would keep."""
-    if value_dtype is target_dtype:
-        return
-    if D._KIND_RANK[value_dtype.kind] < D._KIND_RANK[target_dtype.kind]:
-        return
-    if D.promote(value_dtype, target_dtype) is target_dtype and (
-        (value_dtype.kind in ("int", "uint")) == (target_dtype.kind in ("int", "uint"))
-        or value_dtype.kind == "bool"
-    ):
-        return
-    raise TypeError(
-        f"cannot write values of dtype {value_dtype} into a tensor of dtype {target_dtype} "
-        "without losing information (array API promotion rules)"
-    )
+    """Raise TypeError when a write would lose what the promotion rules keep."""
+    if not D.writable(value_dtype, target_dtype):
+        raise TypeError(
+            f"cannot write values of dtype {value_dtype} into a tensor of dtype {target_dtype} "
+            "without losing information (array API promotion rules)"
+        )
 
 
 def _scalar_for(value, dtype):
@@ -802,7 +794,7 @@ def _scalar_for(value, dtype):
     kind = D.scalar_kind(value)
     if kind is None:
         return None
-    if D._KIND_RANK[kind] > D._KIND_RANK[dtype.kind]:
+    if not D.kind_fits(kind, dtype):
         raise TypeError(
             f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
             f"dtype {dtype}"
@@ -826,7 +818,7 @@ def _coerce_value(value, target):
         _check_writable_dtype(D.from_numpy(arr.dtype), target._dtype)
     else:
         kind = D.from_numpy(arr.dtype).kind
-        if D._KIND_RANK[kind] > D._KIND_RANK[target._dtype.kind]:
+        if not D.kind_fits(kind, target._dtype):
             raise TypeError(f"cannot write {kind} values into a tensor of dtype {target._dtype}")
         arr = arr.astype(target._dtype.np)
     return _tensor_from_numpy(arr, target.device)
