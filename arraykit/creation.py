@@ -31,7 +31,7 @@ from jax import lax
 from . import dtypes as D
 from . import layout as L
 from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
-from .kernels.launch import apply
+from .kernels.launch import apply, compile_options, eager_or_nested
 from .storage import Storage
 from .tensor import Tensor
 
@@ -76,15 +76,19 @@ _CREATE = {}
 def _launch(fn, static, device, *args):
     """Run ``fn(*args, *static)`` (flattened) as a cached kernel placed on ``device``."""
     key = (fn, static, device)
-    kernel = _CREATE.get(key)
-    if kernel is None:
+    kernels = _CREATE.get(key)
+    if kernels is None:
 
         def body(*a):
             return fn(*a, *static).reshape(-1)
 
-        kernel = jax.jit(body, out_shardings=jax.sharding.SingleDeviceSharding(device))
-        _CREATE[key] = kernel
-    return kernel(*args)
+        placed = jax.sharding.SingleDeviceSharding(device)
+        options = compile_options(body, args, device.platform)
+        kernels = _CREATE[key] = (
+            jax.jit(body, out_shardings=placed, compiler_options=options),
+            jax.jit(body, out_shardings=placed),
+        )
+    return eager_or_nested(*kernels)(*args)
 
 
 def _const(n, value, np_dtype):

@@ -11,6 +11,15 @@ reports cache hits, misses and the number of traces (compilations).
 Offsets start out static (part of the key). Once one shape-and-strides has been
 compiled at ``DYNAMIC_AFTER`` different offsets (a loop over ``x[i]``), its
 offset becomes a run-time argument, so one more compile serves every offset.
+
+Compilation, not execution, dominates small eager kernels on the CPU (about 25 ms
+per new shape against microseconds per call). A CPU kernel whose operands and
+results all have at most ``SMALL_KERNEL_ELEMENTS`` elements is therefore compiled
+with XLA options that halve compile time (``FAST_COMPILE_OPTIONS``: the classic
+element emitters, no LLVM optimization); at those sizes the run time stays within
+a few microseconds. Transcendental functions can then differ from the fully
+optimized kernel of a large operand in the last unit of precision, as NumPy's
+vector and scalar loops do.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import threading
 
 import jax
 import numpy as np
+from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
 
 from .. import dtypes as D
 from .. import layout as L
@@ -40,6 +50,8 @@ _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
 _TENSOR = []
 DYNAMIC_AFTER = 3
+SMALL_KERNEL_ELEMENTS = 4096
+FAST_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 _OFFSETS_SEEN = {}
 _DYNAMIC = set()
 
@@ -68,16 +80,45 @@ def cache_clear():
 
 
 class _Compiled:
-    """A jitted kernel plus the output layouts and dtypes recorded when traced."""
+    """A jitted kernel plus the output layouts and dtypes recorded when traced.
 
-    __slots__ = ("call", "donating", "layouts", "dtypes", "flags")
+    ``call`` and ``donating`` run eagerly (possibly with ``FAST_COMPILE_OPTIONS``);
+    ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
+    compiler options are not allowed.
+    """
+
+    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags")
 
     def __init__(self):
         self.call = None
         self.donating = None
+        self.nested = None
         self.layouts = None
         self.dtypes = None
         self.flags = None
+
+
+def compile_options(kernel, args, platform, in_sizes=()):
+    """XLA options for compiling ``kernel``: ``FAST_COMPILE_OPTIONS`` when small, else None.
+
+    A kernel is small on the CPU when ``in_sizes`` (element counts of what it reads)
+    and its results all have at most ``SMALL_KERNEL_ELEMENTS`` elements; the result
+    sizes come from tracing ``kernel`` with ``args``, a trace that ``jax.jit`` reuses
+    at the kernel's first call.
+    """
+    if platform != "cpu" or max(in_sizes, default=0) > SMALL_KERNEL_ELEMENTS:
+        return None
+    if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves(args)):
+        return None
+    results = jax.tree.leaves(jax.jit(kernel).trace(*args).out_info)
+    if max((r.size for r in results), default=0) > SMALL_KERNEL_ELEMENTS:
+        return None
+    return FAST_COMPILE_OPTIONS
+
+
+def eager_or_nested(eager, nested):
+    """``eager`` outside any JAX trace, else ``nested``."""
+    return eager if trace_state_clean() else nested
 
 
 def _lookup(key, build):
@@ -181,13 +222,6 @@ def apply(fn, operands, static=(), device=None, multiple=False):
             key.append(x.dtype)
             layouts.append(None)
     key = tuple(key)
-    entry = _KERNELS.get(key)
-    if entry is None:
-        entry = _build_apply(key, fn, static, multiple, layouts)
-    else:
-        _STATS.hits += 1
-    offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    outs = _call_reading(entry.call, offsets, operands, tensor)
     if device is None:
         if storages:
             device = storages[0].device
@@ -195,6 +229,13 @@ def apply(fn, operands, static=(), device=None, multiple=False):
             from ..devices import default_device
 
             device = default_device()
+    entry = _KERNELS.get(key)
+    if entry is None:
+        entry = _build_apply(key, fn, static, multiple, layouts, operands, device.platform)
+    else:
+        _STATS.hits += 1
+    offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    outs = _call_reading(eager_or_nested(entry.call, entry.nested), offsets, operands, tensor)
     if not multiple:
         dtype = entry.dtypes[0]
         return tensor._make(Storage(outs[0], dtype, device), entry.layouts[0], dtype)
@@ -205,7 +246,19 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     ]
 
 
-def _build_apply(key, fn, static, multiple, layouts):
+def _abstract(value):
+    """Shape and dtype of a buffer (a stand-in for tracing), or ``value`` itself."""
+    if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+        return jax.ShapeDtypeStruct(value.shape, value.dtype, weak_type=value.weak_type)
+    return value
+
+
+def _trace_args(operands, tensor):
+    """Stand-ins for the buffers a kernel's first call gets for ``operands``."""
+    return [_abstract(x._storage._buffer) if isinstance(x, tensor) else x for x in operands]
+
+
+def _build_apply(key, fn, static, multiple, layouts, operands, platform):
     _note_offsets(layouts)
     flags = _dynamic_flags(layouts)
 
@@ -220,7 +273,11 @@ def _build_apply(key, fn, static, multiple, layouts):
             entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
             return tuple(o.reshape(-1) for o in outs)
 
-        entry.call = jax.jit(kernel)
+        offsets = _offsets(layouts, flags) if any(flags) else None
+        args = (offsets, *_trace_args(operands, _TENSOR[0]))
+        sizes = [lay.numel for lay in layouts if lay is not None]
+        entry.nested = jax.jit(kernel)
+        entry.call = jax.jit(kernel, compiler_options=compile_options(kernel, args, platform, sizes))
 
     return _lookup(key, build)
 
@@ -290,16 +347,20 @@ def apply_inplace(fn, target, operands, static=()):
     key = tuple(key)
     entry = _KERNELS.get(key)
     if entry is None:
-        entry = _build_inplace(key, fn, static, tl, tuple(aliases), layouts, traced)
+        entry = _build_inplace(key, fn, static, tl, tuple(aliases), layouts, traced, target, operands)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    if trace_state_clean():
+        call, donating = entry.call, entry.donating
+    else:
+        call = donating = entry.nested
     if len(storages) == 1:
         with tst.lock:
-            tst.replace(entry.call, entry.donating, offsets, *_private_inputs(operands, aliases, tensor))
+            tst.replace(call, donating, offsets, *_private_inputs(operands, aliases, tensor))
     else:
         with _Locks(storages):
-            tst.replace(entry.call, entry.donating, offsets, *_private_inputs(operands, aliases, tensor))
+            tst.replace(call, donating, offsets, *_private_inputs(operands, aliases, tensor))
     return target
 
 
@@ -312,7 +373,7 @@ def _private_inputs(operands, aliases, tensor):
     ]
 
 
-def _build_inplace(key, fn, static, tl, aliases, layouts, traced):
+def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operands):
     _note_offsets(layouts)
     flags = _dynamic_flags(layouts)
 
@@ -327,7 +388,13 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced):
             new = fn(cur, *vals, *static)
             return strided.write(tbuf, tl, new, offsets[0] if flags[0] else None, traced)
 
-        entry.call = jax.jit(kernel)
-        entry.donating = jax.jit(kernel, donate_argnums=0)
+        private = [x for x, same in zip(operands, aliases) if not same]
+        tbuf, *bufs = _trace_args([target, *private], _TENSOR[0])
+        offsets = _offsets(layouts, flags) if any(flags) else None
+        sizes = [lay.numel for lay in layouts if lay is not None]
+        options = compile_options(kernel, (tbuf, offsets, *bufs), target.device.platform, sizes)
+        entry.nested = jax.jit(kernel)
+        entry.call = jax.jit(kernel, compiler_options=options)
+        entry.donating = jax.jit(kernel, donate_argnums=0, compiler_options=options)
 
     return _lookup(key, build)
