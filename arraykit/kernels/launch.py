@@ -201,7 +201,9 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     """Run ``fn(*dense_operands, *static)`` as one compiled kernel.
 
     ``operands`` are tensors (read through their layouts) or NumPy scalars / 0-d
-    NumPy arrays (passed as 0-d arrays). ``fn`` must be a module-level function and
+    NumPy arrays (passed as 0-d arrays). A 0-d view into a larger CPU storage
+    (``x[i, j]``) is passed by value, read on the host, so a loop over elements
+    compiles one kernel, not one per storage size. ``fn`` must be a module-level function and
     ``static`` hashable: both are part of the cache key. ``fn`` returns one array,
     or a tuple of arrays when ``multiple`` is true. Results are new contiguous
     tensors on ``device`` (default: the first tensor operand's device).
@@ -209,22 +211,30 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     tensor = _TENSOR[0]
     key = [fn, static, multiple]
     layouts = []
-    storages = []
-    for x in operands:
+    first = None
+    for i, x in enumerate(operands):
         if isinstance(x, tensor):
             layout = x._layout
+            if first is None:
+                first = x._storage
+            if not layout.shape and _is_cpu_view(x):
+                operands = list(operands)
+                operands[i] = x = _host_scalar(x)
+                key.append(None)
+                key.append(x.dtype)
+                layouts.append(None)
+                continue
             key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
             key.append(x._dtype)
             layouts.append(layout)
-            storages.append(x._storage)
         else:
             key.append(None)
             key.append(x.dtype)
             layouts.append(None)
     key = tuple(key)
     if device is None:
-        if storages:
-            device = storages[0].device
+        if first is not None:
+            device = first.device
         else:
             from ..devices import default_device
 
@@ -256,6 +266,20 @@ def _abstract(value):
 def _trace_args(operands, tensor):
     """Stand-ins for the buffers a kernel's first call gets for ``operands``."""
     return [_abstract(x._storage._buffer) if isinstance(x, tensor) else x for x in operands]
+
+
+def _is_cpu_view(x):
+    """Whether the 0-d tensor ``x`` is one element of a larger concrete CPU storage."""
+    st = x._storage
+    buf = st._buffer
+    return buf.shape[0] > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
+
+
+def _host_scalar(x):
+    """The value of a 0-d CPU tensor as a 0-d NumPy array, read under its storage's lock."""
+    st = x._storage
+    with st.lock:
+        return np.array(st.host_view()[x._layout.offset])
 
 
 def _build_apply(key, fn, static, multiple, layouts, operands, platform):
