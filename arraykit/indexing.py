@@ -12,6 +12,7 @@ positions are filled (NaN for floating dtypes, the dtype's minimum for integers,
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from . import layout as L
 from .devices import check_same_device
@@ -19,6 +20,8 @@ from .kernels.launch import apply
 from .tensor import is_traced, require_tensor
 
 __all__ = ["take", "take_along_axis"]
+
+_SMALL = 64  # up to this many indices, Python's min/max beat two NumPy reductions
 
 
 def _bounds(idx):
@@ -28,21 +31,43 @@ def _bounds(idx):
 # ----------------------------------------------------------------------------- kernels
 
 
-def _take(x, idx, axis, check):
-    mode = "fill" if check == "none" else "promise_in_bounds"
-    out = x.at[(slice(None),) * axis + (idx,)].get(mode=mode)
-    return (out, _bounds(idx)) if check == "device" else out
+# Gathers fill out-of-range positions, so even indices rewritten by another thread
+# after the check never read outside the storage; with_bounds adds min/max outputs.
 
 
-def _take_along(x, idx, axis, shape, check):
+def _take(x, idx, axis, with_bounds):
+    out = x.at[(slice(None),) * axis + (idx,)].get(mode="fill")
+    return (out, _bounds(idx)) if with_bounds else out
+
+
+def _take_along(x, idx, axis, shape, with_bounds):
     x = jnp.broadcast_to(x, shape[:axis] + x.shape[axis:axis + 1] + shape[axis + 1:])
     idx = jnp.broadcast_to(idx, shape)
-    mode = "fill" if check == "none" else "clip"
-    out = jnp.take_along_axis(x, idx, axis=axis, mode=mode)
-    return (out, _bounds(idx)) if check == "device" else out
+    out = jnp.take_along_axis(x, idx, axis=axis, mode="fill")
+    return (out, _bounds(idx)) if with_bounds else out
 
 
 # ----------------------------------------------------------------------------- functions
+
+
+def _host_extremes(indices):
+    """Smallest and largest of the (non-empty) CPU tensor ``indices``, read in place."""
+    st = indices._storage
+    lay = indices._layout
+    itemsize = indices.dtype.itemsize
+    with st.lock:
+        host = st.host_view()
+        if lay.offset == 0 and lay.numel == host.shape[0] and L.is_contiguous(lay):
+            view = host
+        else:
+            view = np.ndarray(
+                lay.shape, host.dtype, buffer=host, offset=lay.offset * itemsize,
+                strides=tuple(s * itemsize for s in lay.strides),
+            )
+        if view.size <= _SMALL:
+            values = view.ravel().tolist()
+            return min(values), max(values)
+        return int(view.min()), int(view.max())
 
 
 def _check_indices(indices, x, name):
@@ -58,13 +83,12 @@ def _gather(body, x, indices, axis, static, name):
     if size == 0 and indices.size:
         raise IndexError(f"{name}(): cannot take indices from axis {axis} with size 0")
     if indices.size == 0 or is_traced(x, indices):
-        return apply(body, (x, indices), (axis,) + static + ("none",))
+        return apply(body, (x, indices), (axis,) + static + (False,))
     if indices.device.platform == "cpu":
-        values = indices.numpy()
-        lo, hi = int(values.min()), int(values.max())
+        lo, hi = _host_extremes(indices)
         out = None
     else:
-        out, bounds = apply(body, (x, indices), (axis,) + static + ("device",), multiple=True)
+        out, bounds = apply(body, (x, indices), (axis,) + static + (True,), multiple=True)
         lo, hi = bounds.tolist()
     if lo < -size or hi >= size:
         bad = lo if lo < -size else hi
@@ -72,7 +96,7 @@ def _gather(body, x, indices, axis, static, name):
             f"{name}(): index {bad} is out of bounds for axis {axis} with size {size}"
         )
     if out is None:
-        out = apply(body, (x, indices), (axis,) + static + ("host",))
+        out = apply(body, (x, indices), (axis,) + static + (False,))
     return out
 
 

@@ -58,3 +58,43 @@ def test_a_wrapped_jax_array_deleted_by_its_owner_raises_instead_of_retrying_for
     owner.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         t + 1.0
+
+
+def test_elements_of_storages_of_any_size_share_one_kernel():
+    shapes = [(3, 4), (5,), (2, 7), (6, 1)]
+    xs = [np.arange(np.prod(s), dtype=np.float64).reshape(s) * 0.5 - 1 for s in shapes]
+    ts = [ak.asarray(x) for x in xs]
+    (ts[0][0, 0] * ts[1][0]).item()  # warm-up: the 0-d by-value kernel
+    start = ak.cache_info()["misses"]
+    for x, t in zip(xs, ts):
+        for idx in np.ndindex(x.shape):
+            assert (t[idx] * ts[1][3]).item() == x[idx] * xs[1][3]
+    assert ak.cache_info()["misses"] == start
+
+
+def test_small_cpu_kernels_get_fast_compile_options_and_large_ones_do_not():
+    import jax.numpy as jnp
+
+    def body(a):
+        return jnp.sin(a) * 2.0
+
+    small = launch.compile_options(body, (np.ones(8, np.float32),), "cpu", (8,))
+    big_in = launch.compile_options(body, (np.ones(8, np.float32),), "cpu", (10**6,))
+    big_out = launch.compile_options(
+        lambda a: jnp.zeros(10**6) + a[0], (np.ones(8, np.float32),), "cpu", (8,))
+    assert small == launch.FAST_COMPILE_OPTIONS
+    assert big_in is None and big_out is None
+    assert launch.compile_options(body, (np.ones(8, np.float32),), "gpu", (8,)) is None
+
+
+def test_an_eager_small_kernel_is_reused_inside_an_outer_jax_jit():
+    import jax
+
+    x = ak.asarray(np.arange(6.0).reshape(2, 3))
+    eager = (x * 2.0 + 1.0).numpy()
+
+    @jax.jit
+    def step(t):
+        return t * 2.0 + 1.0
+
+    np.testing.assert_array_equal(step(x).numpy(), eager)
