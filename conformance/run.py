@@ -3,9 +3,9 @@
 Usage::
 
     ARRAY_API_TESTS_DIR=/path/to/array-api-tests \\
-        python conformance/run.py [--max-examples N] [--api-version 2025.12] [-n WORKERS]
-                                  [--timeout SECONDS] [--report-dir DIR] [--json-out PATH]
-                                  [extra pytest args]
+        python conformance/run.py [--max-examples N] [--seed S] [--api-version 2025.12]
+                                  [-n WORKERS] [--timeout SECONDS] [--report-dir DIR]
+                                  [--json-out PATH] [extra pytest args]
 
 The suite is never vendored: it is read from the checkout named by the environment
 variable ``ARRAY_API_TESTS_DIR`` (with the specification checked out at ``array-api/``
@@ -16,6 +16,11 @@ line followed by ``  # reason``; a line without a reason is rejected) to the sui
 ``--xfails-file`` option, runs pytest from the suite's root with
 ``ARRAY_API_TESTS_MODULE=arraykit``, and writes ``conformance/report.md`` and
 ``conformance/report.json`` from the suite's JSON report. Its exit status is pytest's.
+
+Every run uses an explicit hypothesis seed (``--seed``, random when omitted) and
+records it in the report: with a seed, hypothesis neither reads nor writes its example
+database, so a report depends only on the commits, the options and the seed, never on
+failures an earlier run left in the suite checkout's ``.hypothesis/`` directory.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import argparse
 import datetime as _dt
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -147,6 +153,7 @@ def build_pytest_command(args: argparse.Namespace, extra: list[str], xfails_file
     cmd = [sys.executable, "-m", "pytest", *targets,
            "-n", str(args.workers),
            "--max-examples", str(args.max_examples),
+           f"--hypothesis-seed={args.seed}",
            "--xfails-file", str(xfails_file),
            "--json-report", f"--json-report-file={json_file}",
            "-p", "no:cacheprovider", "-q", "-rfE"]
@@ -271,6 +278,7 @@ def render_markdown(summary: dict) -> str:
                        ("spec_commit", "Spec commit (data-apis/array-api)"),
                        ("date", "Date (UTC)"), ("wall_time_s", "Wall time (s)"),
                        ("workers", "Workers (-n)"), ("max_examples", "Max examples"),
+                       ("seed", "Hypothesis seed"),
                        ("expected_failures", "Expected-failure entries"),
                        ("exit_code", "pytest exit code"), ("command", "Command")):
         if key in meta:
@@ -320,6 +328,9 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                     f"(suite location from ${ENV_VAR}).")
     parser.add_argument("--max-examples", type=int, default=20,
                         help="hypothesis examples per test (default 20)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="hypothesis seed (default: a random one); recorded in the report, "
+                             "so a run can be repeated exactly")
     parser.add_argument("--api-version", default=DEFAULT_API_VERSION,
                         help=f"ARRAY_API_TESTS_VERSION (default {DEFAULT_API_VERSION})")
     parser.add_argument("-n", "--workers", default=str(os.cpu_count() or 1),
@@ -333,7 +344,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         help="where to write report.md and report.json (default conformance/)")
     parser.add_argument("--json-out", type=Path, default=None,
                         help="also keep the suite's full JSON report at this path")
-    return parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if args.seed is None:
+        args.seed = random.randrange(2**32)
+    return args, extra
 
 
 def _run_pytest(cmd: list[str], cwd: Path, env: dict, timeout: float | None) -> tuple[int, str, str]:
@@ -409,10 +423,12 @@ def main(argv: list[str] | None = None, environ=os.environ) -> int:
             "arraykit_commit": git_commit(ROOT), "suite_commit": git_commit(suite),
             "spec_commit": git_commit(suite / "array-api"), "date": date,
             "wall_time_s": round(wall, 1), "workers": args.workers,
-            "max_examples": args.max_examples, "expected_failures": len(entries),
+            "max_examples": args.max_examples, "seed": args.seed,
+            "expected_failures": len(entries),
             "exit_code": code,
             "command": " ".join(["python conformance/run.py", "--max-examples",
-                                 str(args.max_examples), "--api-version", args.api_version,
+                                 str(args.max_examples), "--seed", str(args.seed),
+                                 "--api-version", args.api_version,
                                  "-n", str(args.workers), *extra])}
     if note:
         meta["interrupted"] = note

@@ -113,8 +113,11 @@ def test_pytest_command_and_extra_args(tmp_path):
     assert cmd[cmd.index("--xfails-file") + 1] == str(tmp_path / "x.txt")
     assert f"--json-report-file={tmp_path / 'r.json'}" in cmd
     assert "--disable-deadline" in cmd and cmd[-2:] == ["-k", "abs"]
+    assert 0 <= args.seed < 2**32 and f"--hypothesis-seed={args.seed}" in cmd
+    seeded, _ = run.parse_args(["--seed", "1234"])
+    assert seeded.seed == 1234
     narrowed = run.build_pytest_command(
-        argparse.Namespace(workers="1", max_examples=1, keep_deadline=True),
+        argparse.Namespace(workers="1", max_examples=1, keep_deadline=True, seed=5),
         ["array_api_tests/test_constants.py"], tmp_path / "x.txt", tmp_path / "r.json")
     assert "array_api_tests" not in narrowed and "--disable-deadline" not in narrowed
     assert narrowed[-1] == "array_api_tests/test_constants.py"
