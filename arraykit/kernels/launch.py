@@ -212,14 +212,14 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     key = [fn, static, multiple]
     layouts = []
     first = None
-    for i, x in enumerate(operands):
+    for x in operands:
         if isinstance(x, tensor):
             layout = x._layout
             if first is None:
                 first = x._storage
             if not layout.shape and _is_cpu_view(x):
-                operands = list(operands)
-                operands[i] = x = _host_scalar(x)
+                operands = _by_value(operands, x)
+                x = operands[len(layouts)]
                 key.append(None)
                 key.append(x.dtype)
                 layouts.append(None)
@@ -245,7 +245,7 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    outs = _call_reading(eager_or_nested(entry.call, entry.nested), offsets, operands, tensor)
+    outs = _call_reading(entry, offsets, operands, tensor)
     if not multiple:
         dtype = entry.dtypes[0]
         return tensor._make(Storage(outs[0], dtype, device), entry.layouts[0], dtype)
@@ -273,6 +273,11 @@ def _is_cpu_view(x):
     st = x._storage
     buf = st._buffer
     return buf.shape[0] > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
+
+
+def _by_value(operands, x):
+    """``operands`` with the 0-d CPU view ``x`` replaced by its value."""
+    return [_host_scalar(o) if o is x else o for o in operands]
 
 
 def _host_scalar(x):
@@ -310,7 +315,7 @@ def _deleted(buf):
     return isinstance(buf, jax.Array) and not isinstance(buf, jax.core.Tracer) and buf.is_deleted()
 
 
-def _call_reading(call, offsets, operands, tensor):
+def _call_reading(entry, offsets, operands, tensor):
     """Call a reading kernel on the operands' current buffers, without locks.
 
     A writer on another thread may donate a buffer between the moment it is read
@@ -319,16 +324,21 @@ def _call_reading(call, offsets, operands, tensor):
     storages' locks, which waits for the writer to install its new buffer; a
     buffer still deleted after that is a real error and propagates. Once
     dispatched, a read holds its inputs and a later donation waits for it.
+
+    Inside an outer JAX trace, JAX refuses a kernel compiled with options
+    (ValueError); ``entry.nested`` is called instead. Eager calls pay no check.
     """
     bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
     try:
-        return call(offsets, *bufs)
+        return entry.call(offsets, *bufs)
     except (RuntimeError, ValueError):
+        if not trace_state_clean():
+            return entry.nested(offsets, *bufs)
         if not any(_deleted(b) for b in bufs):
             raise
     with _Locks([x._storage for x in operands if isinstance(x, tensor)]):
         bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
-        return call(offsets, *bufs)
+        return entry.call(offsets, *bufs)
 
 
 def apply_inplace(fn, target, operands, static=()):
