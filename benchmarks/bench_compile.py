@@ -1,0 +1,84 @@
+"""First-call cost of a new shape: what an eager op costs when its kernel is not cached.
+
+    python benchmarks/bench_compile.py [--shapes N]
+
+Runs the same small ops (the element-wise and reduction mix of a typical array-API
+assertion: isnan, equal, signbit, where, all) on N shapes never seen before, on
+arraykit with its small-kernel compile options, on arraykit with them switched off
+(``launch.SMALL_KERNEL_ELEMENTS = 0``), on jax.numpy and on NumPy, in one process.
+Reports milliseconds per op on a new shape and the ratios; also the time per op once
+the kernels are cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax.numpy as jnp
+import numpy as np
+
+import arraykit as ak
+from arraykit.kernels import launch
+
+
+def _ops(xp, x, y):
+    """The op mix; returns the number of ops it ran."""
+    nan = xp.isnan(x)
+    zero = xp.equal(x, 0.0)
+    sign = xp.signbit(x)
+    same = xp.where(nan | (zero & sign), 42.0, x) == xp.where(nan, 42.0, y)
+    bool(xp.all(same))
+    return 9
+
+
+def _per_op_ms(xp, make, shapes):
+    """Milliseconds per op: (first calls on the given new shapes, repeat calls)."""
+    ops = 0
+    start = time.perf_counter()
+    for shape in shapes:
+        x = make(np.full(shape, 1.5, dtype=np.float32))
+        ops += _ops(xp, x, x)
+    first = (time.perf_counter() - start) / ops * 1e3
+    x = make(np.full(shapes[0], 1.5, dtype=np.float32))
+    reps = 200
+    start = time.perf_counter()
+    for _ in range(reps):
+        _ops(xp, x, x)
+    again = (time.perf_counter() - start) / (reps * 9) * 1e3
+    return first, again
+
+
+def main():
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", type=int, default=12, help="new shapes per library")
+    args = parser.parse_args()
+    _ops(ak, ak.asarray(np.ones(3, np.float32)), ak.asarray(np.ones(3, np.float32)))  # warm up
+    _ops(jnp, jnp.ones(3), jnp.ones(3))
+    rows = []
+    base = 5
+    for name, xp, make, small in [
+        ("arraykit", ak, ak.asarray, launch.SMALL_KERNEL_ELEMENTS),
+        ("arraykit, no compile options", ak, ak.asarray, 0),
+        ("jax.numpy", jnp, jnp.asarray, None),
+        ("numpy", np, np.asarray, None),
+    ]:
+        shapes = [(base + i, 3) for i in range(args.shapes)]
+        base += args.shapes
+        if small is not None:
+            saved, launch.SMALL_KERNEL_ELEMENTS = launch.SMALL_KERNEL_ELEMENTS, small
+        try:
+            rows.append((name, *_per_op_ms(xp, make, shapes)))
+        finally:
+            if small is not None:
+                launch.SMALL_KERNEL_ELEMENTS = saved
+    ref = rows[0][1]
+    print(f"ms per op, {args.shapes} new shapes x 9 ops (isnan, equal, signbit, &, |, where x2, ==, all)")
+    print(f"{'library':32}{'new shape':>12}{'cached':>12}{'new/arraykit':>14}")
+    for name, first, again in rows:
+        print(f"{name:32}{first:12.3f}{again:12.4f}{first / ref:14.2f}")
+
+
+if __name__ == "__main__":
+    main()
