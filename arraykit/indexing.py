@@ -57,7 +57,7 @@ def _host_extremes(indices):
     itemsize = indices.dtype.itemsize
     with st.lock:
         host = st.host_view()
-        if lay.offset == 0 and lay.numel == host.shape[0] and L.is_contiguous(lay):
+        if lay.strides == (1,) and lay.offset == 0 and lay.shape[0] == host.shape[0]:
             view = host
         else:
             view = np.ndarray(
