@@ -454,9 +454,10 @@ def test_matrix_rank_and_pinv(data, shape, rank):
     rank = min(rank, m, n)
     dt = np.dtype(data.draw(st.sampled_from(FLOATING)))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
-    left = rng.standard_normal(shape[:-1] + (rank,))
-    right = rng.standard_normal(shape[:-2] + (rank, n))
-    a = (left @ right).astype(dt)
+    # orthonormal factors: the rank nonzero singular values are all 1, far from any cutoff
+    left = np.linalg.qr(rng.standard_normal(shape[:-1] + (rank,)))[0]
+    right = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, rank)))[0].swapaxes(-1, -2)
+    a = (left @ right).astype(dt) if rank else np.zeros(shape, dt)
     if dt.kind == "c":
         a = a * (1 + 1j)
     x = make_view(a, data.draw(VIEWS))
