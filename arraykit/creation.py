@@ -31,7 +31,7 @@ from jax import lax
 from . import dtypes as D
 from . import layout as L
 from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
-from .kernels.launch import apply, compile_options, eager_or_nested
+from .kernels.launch import apply, call_or_nested, compile_options
 from .storage import Storage
 from .tensor import Tensor
 
@@ -88,7 +88,7 @@ def _launch(fn, static, device, *args):
             jax.jit(body, out_shardings=placed, compiler_options=options),
             jax.jit(body, out_shardings=placed),
         )
-    return eager_or_nested(*kernels)(*args)
+    return call_or_nested(*kernels, *args)
 
 
 def _const(n, value, np_dtype):

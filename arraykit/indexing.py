@@ -12,7 +12,6 @@ positions are filled (NaN for floating dtypes, the dtype's minimum for integers,
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 
 from . import layout as L
 from .devices import check_same_device
@@ -53,17 +52,8 @@ def _take_along(x, idx, axis, shape, with_bounds):
 def _host_extremes(indices):
     """Smallest and largest of the (non-empty) CPU tensor ``indices``, read in place."""
     st = indices._storage
-    lay = indices._layout
-    itemsize = indices.dtype.itemsize
     with st.lock:
-        host = st.host_view()
-        if lay.strides == (1,) and lay.offset == 0 and lay.shape[0] == host.shape[0]:
-            view = host
-        else:
-            view = np.ndarray(
-                lay.shape, host.dtype, buffer=host, offset=lay.offset * itemsize,
-                strides=tuple(s * itemsize for s in lay.strides),
-            )
+        view = st.host_array(indices._layout)
         if view.size <= _SMALL:
             values = view.ravel().tolist()
             return min(values), max(values)

@@ -55,6 +55,23 @@ class Storage:
             host = self._host = np.asarray(self._buffer)
         return host
 
+    def host_array(self, layout):
+        """Zero-copy, read-only NumPy view of the elements ``layout`` selects (CPU only).
+
+        Like :meth:`host_view`, valid until the next write: callers use it under
+        ``self.lock``.
+        """
+        host = self.host_view()
+        if layout.strides == (1,) and layout.offset == 0 and layout.shape[0] == host.shape[0]:
+            return host
+        if layout.numel == 0:
+            return np.zeros(layout.shape, host.dtype)
+        itemsize = host.itemsize
+        return np.ndarray(
+            layout.shape, host.dtype, buffer=host, offset=layout.offset * itemsize,
+            strides=tuple(s * itemsize for s in layout.strides),
+        )
+
     def size(self):
         """Number of elements."""
         return self._buffer.shape[0]

@@ -187,16 +187,8 @@ class Tensor:
         lay = self._layout
         st = self._storage
         if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
-            itemsize = self._dtype.itemsize
             with st.lock:
-                host = st.host_view()
-                if lay.numel == 0:
-                    return np.zeros(lay.shape, host.dtype)
-                view = np.ndarray(
-                    lay.shape, host.dtype, buffer=host, offset=lay.offset * itemsize,
-                    strides=tuple(s * itemsize for s in lay.strides),
-                )
-                return np.array(view)
+                return np.array(st.host_array(lay))
         return np.array(apply(_identity, (self,))._storage._buffer).reshape(lay.shape)
 
     def __array__(self, dtype=None, copy=None):

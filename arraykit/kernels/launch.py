@@ -116,9 +116,15 @@ def compile_options(kernel, args, platform, in_sizes=()):
     return FAST_COMPILE_OPTIONS
 
 
-def eager_or_nested(eager, nested):
-    """``eager`` outside any JAX trace, else ``nested``."""
-    return eager if trace_state_clean() else nested
+def call_or_nested(call, nested, *args):
+    """``call(*args)``; inside an outer JAX trace, which refuses a kernel compiled
+    with options (ValueError), ``nested(*args)``. Eager calls pay no check."""
+    try:
+        return call(*args)
+    except ValueError:
+        if trace_state_clean():
+            raise
+        return nested(*args)
 
 
 def _lookup(key, build):
@@ -212,25 +218,21 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     key = [fn, static, multiple]
     layouts = []
     first = None
-    for x in operands:
+    for i, x in enumerate(operands):
         if isinstance(x, tensor):
-            layout = x._layout
             if first is None:
                 first = x._storage
-            if not layout.shape and _is_cpu_view(x):
-                operands = _by_value(operands, x)
-                x = operands[len(layouts)]
-                key.append(None)
-                key.append(x.dtype)
-                layouts.append(None)
+            layout = x._layout
+            if layout.shape or not _is_cpu_view(x):
+                key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
+                key.append(x._dtype)
+                layouts.append(layout)
                 continue
-            key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
-            key.append(x._dtype)
-            layouts.append(layout)
-        else:
-            key.append(None)
-            key.append(x.dtype)
-            layouts.append(None)
+            x = _host_scalar(x)
+            operands = (*operands[:i], x, *operands[i + 1:])
+        key.append(None)
+        key.append(x.dtype)
+        layouts.append(None)
     key = tuple(key)
     if device is None:
         if first is not None:
@@ -263,9 +265,17 @@ def _abstract(value):
     return value
 
 
-def _trace_args(operands, tensor):
-    """Stand-ins for the buffers a kernel's first call gets for ``operands``."""
-    return [_abstract(x._storage._buffer) if isinstance(x, tensor) else x for x in operands]
+def _kernel_options(kernel, layouts, flags, leading, operands, platform):
+    """:func:`compile_options` for a kernel called as ``(*leading, offsets, *operands)``."""
+    tensor = _TENSOR[0]
+
+    def stand_in(x):
+        return _abstract(x._storage._buffer) if isinstance(x, tensor) else x
+
+    offsets = _offsets(layouts, flags) if any(flags) else None
+    args = (*map(stand_in, leading), offsets, *map(stand_in, operands))
+    sizes = [lay.numel for lay in layouts if lay is not None]
+    return compile_options(kernel, args, platform, sizes)
 
 
 def _is_cpu_view(x):
@@ -273,11 +283,6 @@ def _is_cpu_view(x):
     st = x._storage
     buf = st._buffer
     return buf.shape[0] > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
-
-
-def _by_value(operands, x):
-    """``operands`` with the 0-d CPU view ``x`` replaced by its value."""
-    return [_host_scalar(o) if o is x else o for o in operands]
 
 
 def _host_scalar(x):
@@ -302,11 +307,9 @@ def _build_apply(key, fn, static, multiple, layouts, operands, platform):
             entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
             return tuple(o.reshape(-1) for o in outs)
 
-        offsets = _offsets(layouts, flags) if any(flags) else None
-        args = (offsets, *_trace_args(operands, _TENSOR[0]))
-        sizes = [lay.numel for lay in layouts if lay is not None]
+        options = _kernel_options(kernel, layouts, flags, (), operands, platform)
         entry.nested = jax.jit(kernel)
-        entry.call = jax.jit(kernel, compiler_options=compile_options(kernel, args, platform, sizes))
+        entry.call = jax.jit(kernel, compiler_options=options)
 
     return _lookup(key, build)
 
@@ -385,16 +388,14 @@ def apply_inplace(fn, target, operands, static=()):
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    if trace_state_clean():
-        call, donating = entry.call, entry.donating
-    else:
-        call = donating = entry.nested
-    if len(storages) == 1:
-        with tst.lock:
-            tst.replace(call, donating, offsets, *_private_inputs(operands, aliases, tensor))
-    else:
-        with _Locks(storages):
-            tst.replace(call, donating, offsets, *_private_inputs(operands, aliases, tensor))
+    with tst.lock if len(storages) == 1 else _Locks(storages):
+        inputs = _private_inputs(operands, aliases, tensor)  # read under the locks
+        try:
+            tst.replace(entry.call, entry.donating, offsets, *inputs)
+        except ValueError:
+            if trace_state_clean():
+                raise
+            tst.replace(entry.nested, entry.nested, offsets, *inputs)
     return target
 
 
@@ -423,10 +424,8 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
             return strided.write(tbuf, tl, new, offsets[0] if flags[0] else None, traced)
 
         private = [x for x, same in zip(operands, aliases) if not same]
-        tbuf, *bufs = _trace_args([target, *private], _TENSOR[0])
-        offsets = _offsets(layouts, flags) if any(flags) else None
-        sizes = [lay.numel for lay in layouts if lay is not None]
-        options = compile_options(kernel, (tbuf, offsets, *bufs), target.device.platform, sizes)
+        options = _kernel_options(kernel, layouts, flags, (target,), private,
+                                  target.device.platform)
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
         entry.donating = jax.jit(kernel, donate_argnums=0, compiler_options=options)
