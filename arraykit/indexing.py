@@ -50,35 +50,49 @@ def _take_along(x, idx, axis, shape, with_bounds):
 
 
 def _host_extremes(indices):
-    """Smallest and largest of the (non-empty) CPU tensor ``indices``, read in place."""
+    """Smallest and largest of the (non-empty) CPU tensor ``indices``, read in place.
+
+    The pair is cached on the storage until its next write, so indices used again
+    (a fixed gather in a loop) are not scanned again.
+    """
     st = indices._storage
+    layout = indices._layout
+    cached = st.extremes
+    if cached is not None and cached[0] == st.version and cached[1] is layout:
+        return cached[2], cached[3]
     with st.lock:
-        view = st.host_array(indices._layout)
+        view = st.host_array(layout)
         if view.size <= _SMALL:
             values = view.ravel().tolist()
-            return min(values), max(values)
-        return int(view.min()), int(view.max())
+            lo, hi = min(values), max(values)
+        else:
+            lo, hi = int(view.min()), int(view.max())
+        st.extremes = (st.version, layout, lo, hi)
+    return lo, hi
 
 
 def _check_indices(indices, x, name):
     require_tensor(indices, name)
-    if indices.dtype.kind not in ("int", "uint"):
+    if indices._dtype.kind not in ("int", "uint"):
         raise TypeError(f"{name}() indices must have an integer dtype, got {indices.dtype}")
-    check_same_device(x.device, indices.device, name)
+    device = indices._storage.device
+    if device is not x._storage.device:
+        check_same_device(x._storage.device, device, name)
 
 
 def _gather(body, x, indices, axis, static, name):
     """Run ``body`` checked (eager) or filling (traced) and raise on bad indices."""
-    size = x.shape[axis]
-    if size == 0 and indices.size:
+    size = x._layout.shape[axis]
+    count = indices._layout.numel
+    if size == 0 and count:
         raise IndexError(f"{name}(): cannot take indices from axis {axis} with size 0")
-    if indices.size == 0 or is_traced(x, indices):
-        return apply(body, (x, indices), (axis,) + static + (False,))
-    if indices.device.platform == "cpu":
+    if count == 0 or is_traced(x, indices):
+        return apply(body, (x, indices), (axis, *static, False))
+    out = None
+    if indices._storage.device.platform == "cpu":
         lo, hi = _host_extremes(indices)
-        out = None
     else:
-        out, bounds = apply(body, (x, indices), (axis,) + static + (True,), multiple=True)
+        out, bounds = apply(body, (x, indices), (axis, *static, True), multiple=True)
         lo, hi = bounds.tolist()
     if lo < -size or hi >= size:
         bad = lo if lo < -size else hi
@@ -86,7 +100,7 @@ def _gather(body, x, indices, axis, static, name):
             f"{name}(): index {bad} is out of bounds for axis {axis} with size {size}"
         )
     if out is None:
-        out = apply(body, (x, indices), (axis,) + static + (False,))
+        out = apply(body, (x, indices), (axis, *static, False))
     return out
 
 
@@ -97,17 +111,18 @@ def take(x, indices, /, *, axis=None):
     """
     require_tensor(x, "take")
     _check_indices(indices, x, "take")
-    if indices.ndim != 1:
+    if len(indices._layout.shape) != 1:
         raise ValueError(f"take() expects 1-D indices, got shape {indices.shape}")
+    ndim = len(x._layout.shape)
     if axis is None:
-        if x.ndim > 1:
+        if ndim > 1:
             raise ValueError(
-                f"take() needs an axis for a tensor of {x.ndim} dimensions (shape {x.shape})"
+                f"take() needs an axis for a tensor of {ndim} dimensions (shape {x.shape})"
             )
         axis = 0
-    else:
-        axis = L.normalize_dim(axis, x.ndim, "axis")
-    if x.ndim == 0:
+    elif type(axis) is not int or not 0 <= axis < ndim:
+        axis = L.normalize_dim(axis, ndim, "axis")
+    if ndim == 0:
         x = x.reshape(1)
     return _gather(_take, x, indices, axis, (), "take")
 

@@ -18,10 +18,15 @@ import numpy as np
 
 
 class Storage:
-    """A flat buffer with its device, dtype, version counter and lock."""
+    """A flat buffer with its device, dtype, version counter and lock.
+
+    ``extremes`` is a cache for index checks: ``(version, layout, smallest, largest)``
+    of the elements some layout selected, valid while ``version`` is unchanged.
+    """
 
     __slots__ = (
-        "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "__weakref__",
+        "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "extremes",
+        "__weakref__",
     )
 
     def __init__(self, buffer, dtype, device, shared=False):
@@ -32,6 +37,7 @@ class Storage:
         self.version = 0
         self.lock = threading.Lock()
         self.shared = shared
+        self.extremes = None
 
     @property
     def buffer(self):

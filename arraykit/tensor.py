@@ -22,6 +22,8 @@ from .kernels import bodies as _ops
 from .kernels.launch import apply, apply_inplace, register_tensor_type
 from .storage import Storage
 
+_Tracer = jax.core.Tracer
+
 contiguous_format = "contiguous_format"
 channels_last = "channels_last"
 channels_last_3d = "channels_last_3d"
@@ -750,7 +752,10 @@ def require_tensor(x, name):
 
 def is_traced(*tensors):
     """Whether any of ``tensors`` holds a JAX tracer (it is inside a jax trace)."""
-    return any(isinstance(t._storage._buffer, jax.core.Tracer) for t in tensors)
+    for t in tensors:
+        if isinstance(t._storage._buffer, _Tracer):
+            return True
+    return False
 
 
 def _has_traced(key):

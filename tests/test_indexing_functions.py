@@ -91,6 +91,26 @@ def test_out_of_range_indices_raise():
         ak.take(ak.asarray(np.zeros((2, 0))), ak.asarray(np.array([0])), axis=1)
 
 
+def test_index_check_sees_writes_to_the_indices():
+    """The checked extremes are cached per storage version: any write invalidates them."""
+    x = ak.asarray(np.arange(5.0))
+    base = ak.asarray(np.array([0, 1, 2, 3]))
+    i = base[:2]
+    check(ak.take(x, i), [0.0, 1.0])
+    base[3] = 9  # a write through another view of the same storage
+    check(ak.take(x, i), [0.0, 1.0])
+    base[1] = 7
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        ak.take(x, i)
+    i[1] = -6
+    with pytest.raises(IndexError, match="index -6 is out of bounds"):
+        ak.take(x, i)
+    i += 5  # [5, -1]
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        ak.take(x, i)
+    check(ak.take(x, base[2:3]), [2.0])
+
+
 def test_argument_errors():
     x = ak.asarray(np.arange(12.0).reshape(3, 4))
     i = ak.asarray(np.array([0, 1]))

@@ -217,37 +217,37 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     tensor = _TENSOR[0]
     key = [fn, static, multiple]
     layouts = []
+    bufs = []
     first = None
-    for i, x in enumerate(operands):
+    for x in operands:
         if isinstance(x, tensor):
+            st = x._storage
             if first is None:
-                first = x._storage
+                first = st
             layout = x._layout
             if layout.shape or not _is_cpu_view(x):
-                key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
-                key.append(x._dtype)
+                geometry = layout.geometry
+                key += (geometry if geometry in _DYNAMIC else layout, x._dtype)
                 layouts.append(layout)
+                bufs.append(st._buffer)
                 continue
             x = _host_scalar(x)
-            operands = (*operands[:i], x, *operands[i + 1:])
-        key.append(None)
-        key.append(x.dtype)
+        key += (None, x.dtype)
         layouts.append(None)
+        bufs.append(x)
     key = tuple(key)
     if device is None:
-        if first is not None:
-            device = first.device
-        else:
-            from ..devices import default_device
-
-            device = default_device()
+        device = first.device if first is not None else _default_device()
     entry = _KERNELS.get(key)
     if entry is None:
-        entry = _build_apply(key, fn, static, multiple, layouts, operands, device.platform)
+        entry = _build_apply(key, fn, static, multiple, layouts, bufs, device.platform)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    outs = _call_reading(entry, offsets, operands, tensor)
+    try:
+        outs = entry.call(offsets, *bufs)
+    except (RuntimeError, ValueError):
+        outs = _call_again(entry, offsets, operands, layouts, bufs)
     if not multiple:
         dtype = entry.dtypes[0]
         return tensor._make(Storage(outs[0], dtype, device), entry.layouts[0], dtype)
@@ -256,6 +256,12 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         make(Storage(buf, dtype, device), layout, dtype)
         for buf, layout, dtype in zip(outs, entry.layouts, entry.dtypes)
     ]
+
+
+def _default_device():
+    from ..devices import default_device
+
+    return default_device()
 
 
 def _abstract(value):
@@ -270,7 +276,7 @@ def _kernel_options(kernel, layouts, flags, leading, operands, platform):
     tensor = _TENSOR[0]
 
     def stand_in(x):
-        return _abstract(x._storage._buffer) if isinstance(x, tensor) else x
+        return _abstract(x._storage._buffer if isinstance(x, tensor) else x)
 
     offsets = _offsets(layouts, flags) if any(flags) else None
     args = (*map(stand_in, leading), offsets, *map(stand_in, operands))
@@ -292,7 +298,7 @@ def _host_scalar(x):
         return np.array(st.host_view()[x._layout.offset])
 
 
-def _build_apply(key, fn, static, multiple, layouts, operands, platform):
+def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
     _note_offsets(layouts)
     flags = _dynamic_flags(layouts)
 
@@ -307,7 +313,7 @@ def _build_apply(key, fn, static, multiple, layouts, operands, platform):
             entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
             return tuple(o.reshape(-1) for o in outs)
 
-        options = _kernel_options(kernel, layouts, flags, (), operands, platform)
+        options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
 
@@ -318,11 +324,11 @@ def _deleted(buf):
     return isinstance(buf, jax.Array) and not isinstance(buf, jax.core.Tracer) and buf.is_deleted()
 
 
-def _call_reading(entry, offsets, operands, tensor):
-    """Call a reading kernel on the operands' current buffers, without locks.
+def _call_again(entry, offsets, operands, layouts, bufs):
+    """Retry a reading kernel whose call on ``bufs`` raised, or re-raise.
 
     A writer on another thread may donate a buffer between the moment it is read
-    here and the dispatch; JAX then refuses the deleted buffer (RuntimeError, or
+    and the dispatch; JAX then refuses the deleted buffer (RuntimeError, or
     ValueError from the executable). The call is then made once more under the
     storages' locks, which waits for the writer to install its new buffer; a
     buffer still deleted after that is a real error and propagates. Once
@@ -331,17 +337,13 @@ def _call_reading(entry, offsets, operands, tensor):
     Inside an outer JAX trace, JAX refuses a kernel compiled with options
     (ValueError); ``entry.nested`` is called instead. Eager calls pay no check.
     """
-    bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
-    try:
-        return entry.call(offsets, *bufs)
-    except (RuntimeError, ValueError):
-        if not trace_state_clean():
-            return entry.nested(offsets, *bufs)
-        if not any(_deleted(b) for b in bufs):
-            raise
-    with _Locks([x._storage for x in operands if isinstance(x, tensor)]):
-        bufs = [x._storage._buffer if isinstance(x, tensor) else x for x in operands]
-        return entry.call(offsets, *bufs)
+    if not trace_state_clean():
+        return entry.nested(offsets, *bufs)
+    if not any(_deleted(b) for b in bufs):
+        raise  # the error being handled by the caller: not a race
+    with _Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
+        fresh = [b if lay is None else x._storage._buffer for x, lay, b in zip(operands, layouts, bufs)]
+        return entry.call(offsets, *fresh)
 
 
 def apply_inplace(fn, target, operands, static=()):
