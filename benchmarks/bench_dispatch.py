@@ -4,7 +4,8 @@ PyTorch and array_api_strict, side by side in one process, with ratios.
     python benchmarks/bench_dispatch.py [--size N] [--number K]
 
 Each op runs on tiny operands so the figure is the library's per-call overhead
-(dispatch, promotion, allocation), not arithmetic. JAX and arraykit results are
+(dispatch, promotion, allocation), not arithmetic. The libraries take turns batch
+by batch, so a slow spell of a shared machine slows all of them alike. JAX and arraykit results are
 synchronized (block_until_ready) once per timing batch, as an eager user would
 observe them in a loop. Also prints arraykit's kernel cache counters.
 """
@@ -69,7 +70,12 @@ def _libraries(n):
     return libs
 
 
-def _time(fn, args, sync, number):
+REPEATS = 7
+
+
+def _batch(fn, args, sync, number):
+    """A callable running ``fn(*args)`` ``number`` times, then synchronizing once."""
+
     def batch():
         r = None
         for _ in range(number):
@@ -77,9 +83,19 @@ def _time(fn, args, sync, number):
         if sync is not None:
             sync(r)
 
-    batch()
-    runs = timeit.repeat(batch, number=1, repeat=7)
-    return statistics.median(runs) / number * 1e6
+    return batch
+
+
+def _time_interleaved(batches, number):
+    """Median per-call time (us) of each batch; the libraries take turns, batch by batch,
+    so a slow spell of the machine hits all of them rather than one."""
+    for batch in batches.values():
+        batch()
+    runs = {name: [] for name in batches}
+    for _ in range(REPEATS):
+        for name, batch in batches.items():
+            runs[name].append(timeit.timeit(batch, number=1))
+    return {name: statistics.median(r) / number * 1e6 for name, r in runs.items()}
 
 
 def main():
@@ -89,25 +105,29 @@ def main():
     args = parser.parse_args()
     libs = _libraries(args.size)
     names = list(libs)
-    print(f"per-call time in microseconds (operands of {args.size} float32), median of 7 batches")
+    print(f"per-call time in microseconds (operands of {args.size} float32), "
+          f"median of {REPEATS} interleaved batches")
     header = f"{'op':18s}" + "".join(f"{n:>18s}" for n in names) + f"{'ak/jnp':>9s}{'ak/np':>9s}"
     print(header)
     print("-" * len(header))
     failures = []
     for op, make in _ops():
-        row = {}
+        batches = {}
         for name in names:
             xp, a, b, i, m, sync = libs[name]
             if name == "jax.numpy" and op == "x[1] = 2.0":
-                row[name] = float("nan")  # JAX arrays are immutable
-                continue
+                continue  # JAX arrays are immutable
+            batch = _batch(make(xp), (a, b, i, m), sync, args.number)
             try:
-                row[name] = _time(make(xp), (a, b, i, m), sync, args.number)
+                batch()
             except Exception as exc:  # shown as nan, with the reason
-                row[name] = float("nan")
                 failures.append(f"{name} {op}: {type(exc).__name__}: {exc}")
-        line = f"{op:18s}" + "".join(f"{row[n]:18.2f}" for n in names)
-        line += f"{row['arraykit'] / row['jax.numpy']:9.2f}{row['arraykit'] / row['numpy']:9.2f}"
+                continue
+            batches[name] = batch
+        row = _time_interleaved(batches, args.number)
+        line = f"{op:18s}" + "".join(f"{row.get(n, float('nan')):18.2f}" for n in names)
+        ak_time = row["arraykit"]
+        line += f"{ak_time / row.get('jax.numpy', float('nan')):9.2f}{ak_time / row['numpy']:9.2f}"
         print(line)
     for failure in failures:
         print("nan:", failure)
