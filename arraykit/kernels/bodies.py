@@ -450,45 +450,48 @@ def _ctanh_parts(a, b):
     return re, im
 
 
-def sinh(x):
+def _hyperbolic(parts, real, x):
+    """``real(x)``, or for complex ``x`` the value whose (re, im) ``parts`` computes."""
     if _is_complex(x):
-        return lax.complex(*_csinh_parts(*_parts(x)))
-    return jnp.sinh(x)
+        return lax.complex(*parts(*_parts(x)))
+    return real(x)
+
+
+def _circular(parts, real, x):
+    """``real(x)``, or for complex ``x`` ``-i h(i x)`` with ``h`` given by its ``parts``
+    (sin from sinh, tan from tanh, asin from asinh, atan from atanh)."""
+    if _is_complex(x):
+        a, b = _parts(x)
+        p, q = parts(-b, a)
+        return lax.complex(q, -p)
+    return real(x)
+
+
+def sinh(x):
+    return _hyperbolic(_csinh_parts, jnp.sinh, x)
 
 
 def cosh(x):
-    if _is_complex(x):
-        return lax.complex(*_ccosh_parts(*_parts(x)))
-    return jnp.cosh(x)
+    return _hyperbolic(_ccosh_parts, jnp.cosh, x)
 
 
 def tanh(x):
-    if _is_complex(x):
-        return lax.complex(*_ctanh_parts(*_parts(x)))
-    return jnp.tanh(x)
+    return _hyperbolic(_ctanh_parts, jnp.tanh, x)
 
 
 def sin(x):
-    if _is_complex(x):
-        a, b = _parts(x)
-        p, q = _csinh_parts(-b, a)
-        return lax.complex(q, -p)
-    return jnp.sin(x)
+    return _circular(_csinh_parts, jnp.sin, x)
 
 
 def cos(x):
-    if _is_complex(x):
+    if _is_complex(x):  # cos(x) = cosh(i x)
         a, b = _parts(x)
         return lax.complex(*_ccosh_parts(-b, a))
     return jnp.cos(x)
 
 
 def tan(x):
-    if _is_complex(x):
-        a, b = _parts(x)
-        p, q = _ctanh_parts(-b, a)
-        return lax.complex(q, -p)
-    return jnp.tan(x)
+    return _circular(_ctanh_parts, jnp.tan, x)
 
 
 # ----------------------------------------------------------------------------- inverse functions
@@ -548,31 +551,19 @@ def _catanh_parts(a, b):
 
 
 def asinh(x):
-    if _is_complex(x):
-        return lax.complex(*_casinh_parts(*_parts(x)))
-    return jnp.arcsinh(x)
+    return _hyperbolic(_casinh_parts, jnp.arcsinh, x)
 
 
 def atanh(x):
-    if _is_complex(x):
-        return lax.complex(*_catanh_parts(*_parts(x)))
-    return jnp.arctanh(x)
+    return _hyperbolic(_catanh_parts, jnp.arctanh, x)
 
 
 def asin(x):
-    if _is_complex(x):
-        a, b = _parts(x)
-        p, q = _casinh_parts(-b, a)
-        return lax.complex(q, -p)
-    return jnp.arcsin(x)
+    return _circular(_casinh_parts, jnp.arcsin, x)
 
 
 def atan(x):
-    if _is_complex(x):
-        a, b = _parts(x)
-        p, q = _catanh_parts(-b, a)
-        return lax.complex(q, -p)
-    return jnp.arctan(x)
+    return _circular(_catanh_parts, jnp.arctan, x)
 
 
 def acosh(x):
