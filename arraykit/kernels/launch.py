@@ -246,8 +246,8 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
     try:
         outs = entry.call(offsets, *bufs)
-    except (RuntimeError, ValueError):
-        outs = _call_again(entry, offsets, operands, layouts, bufs)
+    except (RuntimeError, ValueError) as error:
+        outs = _call_again(entry, offsets, operands, layouts, bufs, error)
     if not multiple:
         dtype = entry.dtypes[0]
         return tensor._make(Storage(outs[0], dtype, device), entry.layouts[0], dtype)
@@ -324,8 +324,8 @@ def _deleted(buf):
     return isinstance(buf, jax.Array) and not isinstance(buf, jax.core.Tracer) and buf.is_deleted()
 
 
-def _call_again(entry, offsets, operands, layouts, bufs):
-    """Retry a reading kernel whose call on ``bufs`` raised, or re-raise.
+def _call_again(entry, offsets, operands, layouts, bufs, error):
+    """Retry a reading kernel whose call on ``bufs`` raised ``error``, or raise it.
 
     A writer on another thread may donate a buffer between the moment it is read
     and the dispatch; JAX then refuses the deleted buffer (RuntimeError, or
@@ -340,7 +340,7 @@ def _call_again(entry, offsets, operands, layouts, bufs):
     if not trace_state_clean():
         return entry.nested(offsets, *bufs)
     if not any(_deleted(b) for b in bufs):
-        raise  # the error being handled by the caller: not a race
+        raise error
     with _Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
         fresh = [b if lay is None else x._storage._buffer for x, lay, b in zip(operands, layouts, bufs)]
         return entry.call(offsets, *fresh)
