@@ -7,6 +7,8 @@ with the NumPy array holding the same values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -77,3 +79,33 @@ def axes(draw, ndim):
         lambda a: tuple(d - ndim if i % 2 else d for i, d in enumerate(a))
     )
     return draw(st.none() | one | many)
+
+
+@st.composite
+def view_shapes(draw, shape, shuffle=True):
+    """Target shapes of ``shape``'s numel: its prime factors regrouped, mostly in order
+    (``shuffle``: sometimes permuted first), with 1s inserted and sometimes a -1."""
+    numel = math.prod(shape)
+    if numel == 0:
+        return tuple(draw(st.permutations(list(shape) + draw(st.lists(st.just(1), max_size=2)))))
+    factors = []
+    for n in shape:
+        k = 2
+        while n > 1:
+            while n % k == 0:
+                factors.append(k)
+                n //= k
+            k += 1
+    if shuffle and draw(st.booleans()):
+        factors = draw(st.permutations(factors))
+    out = []
+    for f in factors:
+        if out and draw(st.booleans()):
+            out[-1] *= f
+        else:
+            out.append(f)
+    for _ in range(draw(st.integers(0, 2))):
+        out.insert(draw(st.integers(0, len(out))), 1)
+    if out and draw(st.integers(0, 4)) == 0:
+        out[draw(st.integers(0, len(out) - 1))] = -1
+    return tuple(out)

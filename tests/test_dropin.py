@@ -68,17 +68,23 @@ def test_sklearn_transformers(make):
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6, atol=1e-8)
 
 
-def test_sklearn_lda_predicts_like_numpy():
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-
+@pytest.mark.parametrize(
+    ("make", "atol"),
+    [
+        (lambda: __import__("sklearn.discriminant_analysis", fromlist=["LinearDiscriminantAnalysis"]).LinearDiscriminantAnalysis(), 1e-8),
+        (lambda: __import__("sklearn.naive_bayes", fromlist=["GaussianNB"]).GaussianNB(), 1e-10),
+    ],
+    ids=["LinearDiscriminantAnalysis", "GaussianNB"],
+)
+def test_sklearn_classifier_predicts_like_numpy(make, atol):
     X, y = _classification()
-    expected = LinearDiscriminantAnalysis().fit(X, y)
+    expected = make().fit(X, y)
     with config_context(array_api_dispatch=True):
-        model = LinearDiscriminantAnalysis().fit(ak.asarray(X), ak.asarray(y))
+        model = make().fit(ak.asarray(X), ak.asarray(y))
         pred = model.predict(ak.asarray(X))
         proba = model.predict_proba(ak.asarray(X))
     np.testing.assert_array_equal(np.asarray(pred), expected.predict(X))
-    np.testing.assert_allclose(np.asarray(proba), expected.predict_proba(X), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(proba), expected.predict_proba(X), rtol=1e-5, atol=atol)
 
 
 def test_sklearn_ridge():
@@ -92,19 +98,6 @@ def test_sklearn_ridge():
         pred = model.predict(ak.asarray(X))
     np.testing.assert_allclose(np.asarray(model.coef_), expected.coef_, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(pred), expected.predict(X), rtol=1e-6)
-
-
-def test_sklearn_gaussian_nb():
-    from sklearn.naive_bayes import GaussianNB
-
-    X, y = _classification()
-    expected = GaussianNB().fit(X, y)
-    with config_context(array_api_dispatch=True):
-        model = GaussianNB().fit(ak.asarray(X), ak.asarray(y))
-        pred = model.predict(ak.asarray(X))
-        proba = model.predict_proba(ak.asarray(X))
-    np.testing.assert_array_equal(np.asarray(pred), expected.predict(X))
-    np.testing.assert_allclose(np.asarray(proba), expected.predict_proba(X), rtol=1e-5, atol=1e-10)
 
 
 def test_sklearn_logistic_regression():

@@ -25,6 +25,7 @@ from hypothesis.extra import numpy as hnp
 
 import arraykit  # noqa: F401  (enables 64-bit JAX)
 from arraykit import layout as L
+from strategies import view_shapes
 
 EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "30"))
 ITEM = 8  # the twins are int64
@@ -526,35 +527,6 @@ def test_as_strided_messages():
     with pytest.raises(ValueError, match=r"sizes \[3, 4\], strides \[4, 1\] and storage offset 1 "
                                          r"need a storage of 13 elements.*size 12"):
         L.as_strided((3, 4), (4, 1), 1, 12)
-
-
-@st.composite
-def view_shapes(draw, shape):
-    """Target shapes of the same numel, mostly regroupings of the prime factors in order."""
-    numel = math.prod(shape)
-    if numel == 0:
-        return tuple(draw(st.permutations(list(shape) + draw(st.lists(st.just(1), max_size=2)))))
-    factors = []
-    for n in shape:
-        k = 2
-        while n > 1:
-            while n % k == 0:
-                factors.append(k)
-                n //= k
-            k += 1
-    if draw(st.booleans()):
-        factors = draw(st.permutations(factors))
-    out = []
-    for f in factors:
-        if out and draw(st.booleans()):
-            out[-1] *= f
-        else:
-            out.append(f)
-    for _ in range(draw(st.integers(0, 2))):
-        out.insert(draw(st.integers(0, len(out))), 1)
-    if out and draw(st.integers(0, 4)) == 0:
-        out[draw(st.integers(0, len(out) - 1))] = -1
-    return tuple(out)
 
 
 @given(layouts(negative=False, max_dims=4, max_side=6), st.data())

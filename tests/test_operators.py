@@ -126,24 +126,13 @@ def test_inplace_operator_writes_through_views(name, data):
 
 
 def test_inplace_with_scalars_and_reflected_dtype():
+    steps = [(operator.ifloordiv, 2), (operator.imod, 3), (operator.ipow, 2), (operator.ilshift, 1),
+             (operator.irshift, 1), (operator.iand, 7), (operator.ior, 8), (operator.ixor, 1)]
     x = ak.asarray(np.array([7, -7, 9], np.int32))
-    x //= 2
-    x %= 3
-    x **= 2
-    x <<= 1
-    x >>= 1
-    x &= 7
-    x |= 8
-    x ^= 1
     w = np.array([7, -7, 9], np.int32)
-    w //= 2
-    w %= 3
-    w **= 2
-    w <<= 1
-    w >>= 1
-    w &= 7
-    w |= 8
-    w ^= 1
+    for op, value in steps:
+        x = op(x, value)
+        w = op(w, value)
     check(x, w)
     f = ak.asarray(np.array([1.5, -2.0], np.float32))
     f += 1

@@ -31,6 +31,7 @@ from hypothesis.extra import numpy as hnp
 import arraykit as ak
 from arraykit import layout as L
 from arraykit.kernels.launch import apply, cache_info
+from strategies import view_shapes
 
 EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "40"))
 DTYPES = ("int64", "float32", "float64", "int32")
@@ -381,7 +382,7 @@ def _view_op(data, i, v, t):
         ones = [d for d, n in enumerate(v.shape) if n == 1]
         return (kind, i, data.draw(st.sampled_from(ones)) if ones and data.draw(st.booleans()) else None)
     if kind == "view":
-        new = data.draw(_regroup(v.shape))
+        new = data.draw(view_shapes(v.shape, shuffle=False))
         if L.try_view(t._layout, new) is None:
             return None
         try:
@@ -402,32 +403,6 @@ def _view_op(data, i, v, t):
         n = v.shape[d]
         return (kind, i, d, data.draw(st.integers(0, n)), data.draw(st.integers(1, 3)))
     raise AssertionError(kind)
-
-
-@st.composite
-def _regroup(draw, shape):
-    numel = math.prod(shape)
-    if numel == 0:
-        return tuple(draw(st.permutations(shape)))
-    factors = []
-    for n in shape:
-        k = 2
-        while n > 1:
-            while n % k == 0:
-                factors.append(k)
-                n //= k
-            k += 1
-    out = []
-    for f in factors:
-        if out and draw(st.booleans()):
-            out[-1] *= f
-        else:
-            out.append(f)
-    for _ in range(draw(st.integers(0, 1))):
-        out.insert(draw(st.integers(0, len(out))), 1)
-    if out and draw(st.booleans()):
-        out[draw(st.integers(0, len(out) - 1))] = -1
-    return tuple(out)
 
 
 def _write_op(data, i, v, dtype, np_aliases):
