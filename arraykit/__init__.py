@@ -20,7 +20,7 @@ from .creation import *  # noqa: E402,F401,F403
 from .data_types import *  # noqa: E402,F401,F403
 from .dtypes import (  # noqa: E402
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float32, float64, complex64, complex128,
+    float32, float64, complex64, complex128, float16, bfloat16,
 )
 from .elementwise import *  # noqa: E402,F401,F403
 from .indexing import *  # noqa: E402,F401,F403
@@ -42,7 +42,7 @@ __array_api_version__ = api_versions.LATEST
 
 _CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "float32", "float64", "complex64", "complex128",
+    "uint64", "float32", "float64", "complex64", "complex128", "float16", "bfloat16",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft",
 ]

@@ -224,7 +224,10 @@ class Tensor:
     def __repr__(self):
         if isinstance(self._storage._buffer, jax.core.Tracer):
             return f"tensor(<traced>, shape={self.shape}, dtype={self._dtype})"
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        values = self.numpy()
+        if self._dtype is D.bfloat16:  # NumPy prints ml_dtypes' bfloat16 without a decimal point
+            values = values.astype(np.float32)
+        body = np.array2string(values, separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self._dtype})"
 
     __str__ = __repr__
