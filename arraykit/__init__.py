@@ -12,8 +12,9 @@ import jax as _jax
 _jax.config.update("jax_enable_x64", True)
 
 from . import (  # noqa: E402
-    api_versions, constants, creation, data_types, elementwise, fft, indexing, info, linalg,
-    linear_algebra, manipulation, searching, set_functions, sorting, statistical, utility,
+    api_versions, constants, creation, data_types, elementwise, fft, gather_scatter, indexing,
+    info, linalg, linear_algebra, manipulation, searching, set_functions, sorting, statistical,
+    tensor_methods, utility,
 )
 from .constants import *  # noqa: E402,F401,F403
 from .creation import *  # noqa: E402,F401,F403
@@ -22,7 +23,9 @@ from .dtypes import (  # noqa: E402
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128, float16, bfloat16,
 )
+from .devices import device  # noqa: E402
 from .elementwise import *  # noqa: E402,F401,F403
+from .gather_scatter import *  # noqa: E402,F401,F403
 from .indexing import *  # noqa: E402,F401,F403
 from .info import *  # noqa: E402,F401,F403
 from .kernels.launch import cache_clear, cache_info  # noqa: E402
@@ -38,13 +41,17 @@ from .tensor import (  # noqa: E402
 )
 from .utility import *  # noqa: E402,F401,F403
 
+# ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
+# module defining ``Tensor``: rebind it after the module import above bound the name.
+from .creation import tensor  # noqa: E402,F811
+
 __array_api_version__ = api_versions.LATEST
 
 _CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float32", "float64", "complex64", "complex128", "float16", "bfloat16",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
-    "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft",
+    "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
 ]
 
 __all__ = (
@@ -53,6 +60,7 @@ __all__ = (
     + creation.__all__
     + data_types.__all__
     + elementwise.__all__
+    + gather_scatter.__all__
     + indexing.__all__
     + info.__all__
     + linear_algebra.__all__
