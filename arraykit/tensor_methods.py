@@ -297,28 +297,22 @@ del _name, _fn
 # ----------------------------------------------------------------------------- linear algebra
 
 
-def _mm(self, other):
-    if self.ndim != 2 or getattr(other, "ndim", None) != 2:
-        raise ValueError(
-            f"mm(): expected two 2-D tensors, got shapes {self.shape} and "
-            f"{getattr(other, 'shape', type(other).__name__)}"
-        )
-    return LA.matmul(self, other)
-
-
-def _dot(self, other):
-    if self.ndim != 1 or getattr(other, "ndim", None) != 1:
-        raise ValueError(
-            f"dot(): expected two 1-D tensors, got shapes {self.shape} and "
-            f"{getattr(other, 'shape', type(other).__name__)}"
-        )
-    return LA.matmul(self, other)
+def _product_of(name, ndim, what):
+    """``x.name(other)``: :func:`arraykit.matmul` of two tensors of ``ndim`` dimensions."""
+    def method(self, other):
+        if self.ndim != ndim or getattr(other, "ndim", None) != ndim:
+            raise ValueError(
+                f"{name}(): expected two {ndim}-D tensors, got shapes {self.shape} and "
+                f"{getattr(other, 'shape', type(other).__name__)}"
+            )
+        return LA.matmul(self, other)
+    _attach(name, method, f"``x.{name}(other)``: {what}.")
 
 
 _attach("matmul", lambda self, other: LA.matmul(self, other),
         "``x.matmul(other)``: :func:`arraykit.matmul` (``x @ other``).")
-_attach("mm", _mm, "``x.mm(other)``: the matrix product of two 2-D tensors.")
-_attach("dot", _dot, "``x.dot(other)``: the inner product of two 1-D tensors (no conjugation).")
+_product_of("mm", 2, "the matrix product of two 2-D tensors")
+_product_of("dot", 1, "the inner product of two 1-D tensors (no conjugation)")
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -563,3 +557,4 @@ _attach_property("is_cpu", lambda self: self.device.platform == "cpu",
 _attach_property("nbytes", lambda self: self.size * self._dtype.itemsize,
                  "Bytes the tensor's elements take (``numel() * itemsize``; not the storage's).")
 _attach_property("itemsize", lambda self: self._dtype.itemsize, "Bytes per element.")
+_attach("nelement", lambda self: self.numel(), "``x.nelement()``: alias of :meth:`numel`.")
