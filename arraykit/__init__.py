@@ -7,39 +7,35 @@ assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 
 import sys as _sys
 
-import jax as _jax
-
-_jax.config.update("jax_enable_x64", True)
-
-from . import (  # noqa: E402
+from . import (
     api_versions, constants, creation, data_types, elementwise, fft, gather_scatter, indexing,
     info, linalg, linear_algebra, manipulation, searching, set_functions, sorting, statistical,
     tensor_methods, utility,
 )
-from .constants import *  # noqa: E402,F401,F403
-from .creation import *  # noqa: E402,F401,F403
-from .data_types import *  # noqa: E402,F401,F403
-from .dtypes import (  # noqa: E402
+from .constants import *  # noqa: F401,F403
+from .creation import *  # noqa: F401,F403
+from .data_types import *  # noqa: F401,F403
+from .dtypes import (
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128, float16, bfloat16,
 )
-from .devices import device  # noqa: E402
-from .elementwise import *  # noqa: E402,F401,F403
-from .gather_scatter import *  # noqa: E402,F401,F403
-from .indexing import *  # noqa: E402,F401,F403
-from .info import *  # noqa: E402,F401,F403
-from .kernels.launch import cache_clear, cache_info  # noqa: E402
-from .linear_algebra import *  # noqa: E402,F401,F403
-from .manipulation import *  # noqa: E402,F401,F403
-from .memory import may_share_memory, shares_memory  # noqa: E402
-from .searching import *  # noqa: E402,F401,F403
-from .set_functions import *  # noqa: E402,F401,F403
-from .sorting import *  # noqa: E402,F401,F403
-from .statistical import *  # noqa: E402,F401,F403
-from .tensor import (  # noqa: E402
+from .devices import device
+from .elementwise import *  # noqa: F401,F403
+from .gather_scatter import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .info import *  # noqa: F401,F403
+from .kernels.launch import cache_clear, cache_info
+from .linear_algebra import *  # noqa: F401,F403
+from .manipulation import *  # noqa: F401,F403
+from .memory import may_share_memory, shares_memory
+from .searching import *  # noqa: F401,F403
+from .set_functions import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .statistical import *  # noqa: F401,F403
+from .tensor import (
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
-from .utility import *  # noqa: E402,F401,F403
+from .utility import *  # noqa: F401,F403
 
 # ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
 # module defining ``Tensor``: rebind it after the module import above bound the name.

@@ -8,7 +8,10 @@ a string such as ``"cpu"`` or ``"cuda:1"``).
 Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 
 * an arraykit tensor is returned as is unless a copy or conversion is needed;
-* a JAX array is wrapped without a copy (JAX arrays are immutable);
+* a JAX array is wrapped without a copy when its dtype and device already match
+  and ``copy`` is not true (JAX arrays are immutable; the array is marked shared,
+  so a later write to the tensor copies instead of donating it); otherwise it is
+  copied once;
 * host data (NumPy arrays, buffers, sequences) is copied with ``copy=None`` because
   the tensor may be written while the host array is still in use; ``copy=False``
   aliases the host memory when JAX can (64-byte-aligned CPU memory) and raises
@@ -32,6 +35,7 @@ from . import dtypes as D
 from . import layout as L
 from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
 from .kernels.launch import apply, call_or_nested, compile_options
+from . import x64
 from .storage import Storage
 from .tensor import Tensor
 
@@ -86,14 +90,15 @@ def _wrap(buf, layout, dtype, device, shared=False):
 _CREATE = {}
 
 
+@x64.scoped
 def _launch(fn, static, device, *args):
-    """Run ``fn(*args, *static)`` (flattened) as a cached kernel placed on ``device``."""
+    """Run ``fn(*args, *static)`` as a cached kernel placed on ``device``."""
     key = (fn, static, device)
     kernels = _CREATE.get(key)
     if kernels is None:
 
         def body(*a):
-            return fn(*a, *static).reshape(-1)
+            return fn(*a, *static)
 
         placed = jax.sharding.SingleDeviceSharding(device)
         options = compile_options(body, args, device.platform)
@@ -104,21 +109,21 @@ def _launch(fn, static, device, *args):
     return call_or_nested(*kernels, *args)
 
 
-def _const(n, value, np_dtype):
-    """``n`` copies of a constant compiled into the kernel (zeros, ones)."""
-    return jnp.full((n,), value, dtype=np_dtype)
+def _const(shape, value, np_dtype):
+    """A constant compiled into the kernel (zeros, ones), of ``shape``."""
+    return jnp.full(shape, value, dtype=np_dtype)
 
 
-def _fill(value, n, np_dtype):
-    """``n`` copies of a run-time ``value`` (one kernel for every fill value)."""
-    return jnp.full((n,), value, dtype=np_dtype)
+def _fill(value, shape, np_dtype):
+    """A run-time ``value`` (one kernel for every fill value), of ``shape``."""
+    return jnp.full(shape, value, dtype=np_dtype)
 
 
 def _filled(shape, value, dtype, device):
     """A new tensor of ``shape`` holding the constant ``value`` (0 or 1) of ``dtype``."""
     shape = _shape(shape)
     device = as_device(device)
-    buf = _launch(_const, (math.prod(shape), value, dtype.np), device)
+    buf = _launch(_const, (shape, value, dtype.np), device)
     return _wrap(buf, L.contiguous(shape), dtype, device)
 
 
@@ -189,7 +194,7 @@ def full(shape, fill_value, *, dtype=None, device=None):
     shape = _shape(shape)
     device = as_device(device)
     value = _scalar_of(fill_value, dtype, "full")
-    buf = _launch(_fill, (math.prod(shape), dtype.np), device, value)
+    buf = _launch(_fill, (shape, dtype.np), device, value)
     return _wrap(buf, L.contiguous(shape), dtype, device)
 
 
@@ -401,6 +406,7 @@ def meshgrid(*arrays, indexing="xy"):
 # ---------------------------------------------------------------------- conversion
 
 
+@x64.scoped
 def from_numpy(array, *, device=None):
     """A tensor holding a copy of a NumPy array's values."""
     array = np.asarray(array)
@@ -428,11 +434,11 @@ def _from_tensor(x, dtype, device, copy):
     return astype(x, dtype, device=target)
 
 
-def _flatten_cast(a, np_dtype):
-    return jnp.array(a.reshape(-1).astype(np_dtype), copy=True)
+def _copy_cast(a, np_dtype):
+    return jnp.array(a.astype(np_dtype), copy=True)
 
 
-_flat_cast = jax.jit(_flatten_cast, static_argnums=1)
+_cast = jax.jit(_copy_cast, static_argnums=1)
 
 
 def _from_jax(obj, dtype, device, copy):
@@ -447,10 +453,10 @@ def _from_jax(obj, dtype, device, copy):
             f"asarray(copy=False): converting a JAX array of dtype {obj.dtype} on {source} "
             f"to dtype {dtype} on {target} needs a copy"
         )
-    if obj.ndim == 1 and dtype.np == obj.dtype and not copy:
+    if dtype.np == obj.dtype and not copy:
         buf, shared = obj, not traced
     else:
-        buf, shared = _flat_cast(obj, dtype.np), False
+        buf, shared = _cast(obj, dtype.np), False
     if moved:
         buf, shared = jax.device_put(buf, target), False
     return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
@@ -563,6 +569,7 @@ def _from_sequence(obj, dtype, device):
     return out if device is None else out.to_device(as_device(device))
 
 
+@x64.scoped
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """Convert a tensor, JAX/NumPy array, DLPack or buffer-protocol object, Python
     scalar or (possibly nested) sequence of these to a tensor.
@@ -622,6 +629,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     return out
 
 
+@x64.scoped
 def from_dlpack(x, /, *, device=None, copy=None):
     """A tensor with the data of ``x`` (any object with ``__dlpack__``), aliased when possible.
 

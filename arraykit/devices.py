@@ -19,7 +19,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import layout as L
+from . import x64
 from .kernels import strided
+
+put = x64.scoped(jax.device_put)
+put.__doc__ = "``jax.device_put`` with arraykit's 64-bit dtypes kept (see :mod:`arraykit.x64`)."
 
 
 @functools.lru_cache(maxsize=None)
@@ -108,27 +112,27 @@ def _aliases(buf, arr):
 _ALIGN = 64
 
 
+@x64.scoped
 def host_to_device(arr, device, copy=True):
-    """A flat jax buffer holding the C-contiguous NumPy array ``arr`` on ``device``.
+    """A jax buffer (of ``arr``'s shape) holding the C-contiguous NumPy array ``arr`` on ``device``.
 
     ``copy=True`` guarantees a private buffer: ``jax.device_put`` aliases
     64-byte-aligned host memory on CPU (a later change of ``arr`` would show
     through), so aligned arrays are first copied on the host and the copy is what
     JAX aliases. ``copy=False`` asks for an alias and returns ``(buffer, aliased)``.
     """
-    flat = arr.reshape(-1)
-    cpu = device.platform == "cpu" and flat.size > 0
-    private = copy and cpu and flat.ctypes.data % _ALIGN == 0
+    cpu = device.platform == "cpu" and arr.size > 0
+    private = copy and cpu and arr.ctypes.data % _ALIGN == 0
     if private:
-        flat = flat.copy()
-    buf = jax.device_put(flat, device)
+        arr = arr.copy()
+    buf = jax.device_put(arr, device)
     if not cpu or isinstance(buf, jax.core.Tracer):
         return buf if copy else (buf, False)
-    aliased = _aliases(buf, flat)
+    aliased = _aliases(buf, arr)
     if not copy:
         return buf, aliased
     if aliased and not private:
-        buf = jax.device_put(flat.copy(), device)
+        buf = jax.device_put(arr.copy(), device)
     elif not private:
         # JAX may still be copying ``arr`` in the background: wait, so a change the
         # caller makes to ``arr`` right after cannot reach the tensor.
@@ -141,15 +145,10 @@ def host_to_device(arr, device, copy=True):
 _read = jax.jit(strided.read, static_argnums=1)
 
 
-def _whole(tensor):
-    """Whether the tensor is its storage, in order (a flat 1-D contiguous view of all of it)."""
+def whole(tensor):
+    """Whether the tensor is its storage buffer as is: same shape, C order, offset 0."""
     lay = tensor._layout
-    return (
-        lay.ndim == 1
-        and lay.offset == 0
-        and lay.strides == (1,)
-        and lay.shape[0] == tensor._storage.size()
-    )
+    return lay.shape == tensor._storage._buffer.shape and lay == L.contiguous(lay.shape)
 
 
 class _Exported:
@@ -185,10 +184,15 @@ def host_view(tensor, writeable=False):
     return np.asarray(_Exported(buf, interface))
 
 
+@x64.scoped
 def dense_values(tensor):
-    """The tensor's values as a jax array of its shape that no storage will donate."""
+    """The tensor's values as a jax array of its shape that no storage will donate.
+
+    The storage's own buffer (marked shared) when the tensor is all of it in C
+    order; otherwise one read into a new buffer.
+    """
     st = tensor._storage
-    if _whole(tensor):
+    if whole(tensor):
         return st.export()
     with st.lock:
         return _read(st.buffer, tensor._layout)
@@ -202,6 +206,7 @@ def dlpack_device(tensor):
     return buf.__dlpack_device__()
 
 
+@x64.scoped
 def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule holding a snapshot of the tensor's values (see module docstring).
 
@@ -222,7 +227,7 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
     lay = tensor._layout
     versioned = max_version is not None and tuple(max_version) >= (1, 0)
     if tensor.device.platform != "cpu":
-        direct = _whole(tensor)
+        direct = whole(tensor)
     elif versioned:
         direct = all(s >= 0 for s in lay.strides)
     else:
@@ -238,7 +243,7 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
             view = np.array(view, order="C")
         return view.__dlpack__(stream=stream, max_version=max_version)
     values = dense_values(tensor)
-    if copy and _whole(tensor):
+    if copy and whole(tensor):
         values = jnp.array(values, copy=True)
     return values.__dlpack__(stream=stream)
 
@@ -246,6 +251,7 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
 # ---------------------------------------------------------------------- DLPack import
 
 
+@x64.scoped
 def import_dlpack(x, device=None, copy=None):
     """(flat jax buffer, layout, shared) for an object with ``__dlpack__``.
 
@@ -258,14 +264,6 @@ def import_dlpack(x, device=None, copy=None):
     if int(kind) == 1:
         return import_host(np.from_dlpack(x), target or default_device(), copy)
     arr = jax.dlpack.from_dlpack(x, device=target, copy=copy)
-    if arr.ndim != 1:
-        if copy is False:
-            raise ValueError(
-                f"from_dlpack(copy=False): a {arr.ndim}-D device buffer cannot become a flat "
-                "storage without a copy"
-            )
-        arr = arr.reshape(-1)
-        return arr, L.contiguous(arr.shape[:1]), False
     return arr, L.contiguous(arr.shape), not copy
 
 

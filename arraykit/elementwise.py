@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import layout as L
-from .devices import check_same_device
+from .devices import check_same_device, put
 from .kernels import bodies as B
 from .kernels.launch import apply
 from .tensor import Tensor
@@ -89,7 +89,7 @@ def _scalar(dtype, value):
         return converted
     if len(_SCALARS) >= _SCALARS_MAX:
         _SCALARS.clear()
-    cached = _SCALARS[key] = jax.device_put(converted)
+    cached = _SCALARS[key] = put(converted)
     return cached
 
 

@@ -1,4 +1,10 @@
-"""Storage: one flat 1-D ``jax.Array`` shared by every tensor that aliases it.
+"""Storage: one ``jax.Array`` shared by every tensor that aliases it.
+
+Layouts address the buffer flat, in C order: a storage of ``n`` elements is its
+buffer's ``n`` elements whatever the buffer's shape. A buffer keeps the shape of
+the tensor that created it (kernels flatten it inside their compiled program, at
+no cost), so a tensor that covers its whole storage in C order hands JAX its
+buffer as is, without a reshaping copy.
 
 The buffer itself is immutable. A write swaps in a new buffer computed by a
 jitted kernel that *donates* the old one, so XLA updates it in place. A buffer
@@ -18,7 +24,7 @@ import numpy as np
 
 
 class Storage:
-    """A flat buffer with its device, dtype, version counter and lock.
+    """A buffer (addressed flat) with its device, dtype, version counter and lock.
 
     ``extremes`` is a cache for index checks: ``(version, layout, smallest, largest)``
     of the elements some layout selected, valid while ``version`` is unchanged.
@@ -58,7 +64,7 @@ class Storage:
         """
         host = self._host
         if host is None:
-            host = self._host = np.asarray(self._buffer)
+            host = self._host = np.asarray(self._buffer).reshape(-1)
         return host
 
     def host_array(self, layout):
@@ -80,11 +86,11 @@ class Storage:
 
     def size(self):
         """Number of elements."""
-        return self._buffer.shape[0]
+        return self._buffer.size
 
     def nbytes(self):
         """Size in bytes."""
-        return self._buffer.shape[0] * self.dtype.itemsize
+        return self._buffer.size * self.dtype.itemsize
 
     def data_ptr(self):
         """Address of the first element (changes when a write could not donate)."""
@@ -100,19 +106,26 @@ class Storage:
         The caller holds ``self.lock``.
         """
         self._host = None
-        if self.shared or isinstance(self._buffer, jax.core.Tracer):
-            self._buffer = kernel(self._buffer, *args)
-            self.shared = False
+        old = self._buffer
+        if isinstance(old, jax.core.Tracer):
+            self._buffer = kernel(old, *args)
         else:
-            self._buffer = donating_kernel(self._buffer, *args)
+            new = (kernel if self.shared else donating_kernel)(old, *args)
+            if isinstance(new, jax.core.Tracer):
+                raise _leak_error(self)
+            self._buffer = new
+            self.shared = False
         self.version += 1
-
-    def set_buffer(self, buffer):
-        """Install a new buffer wholesale (used by tracing to write results back)."""
-        with self.lock:
-            self._host = None
-            self._buffer = buffer
-            self.version += 1
 
     def __repr__(self):
         return f"Storage(size={self.size()}, dtype={self.dtype}, device={self.device})"
+
+
+def _leak_error(storage):
+    return RuntimeError(
+        f"an in-place write inside a JAX trace (jax.jit, jax.grad, ...) targets a tensor "
+        f"created outside it (a storage of {storage.size()} {storage.dtype} elements on "
+        f"{storage.device}); the tensor would keep a traced value after the trace. Pass "
+        "the tensor to the traced function as an argument and return the result, or "
+        "use arraykit.jit, which writes such tensors back after the call"
+    )

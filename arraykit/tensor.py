@@ -2,10 +2,11 @@
 
 View methods build a new layout over the same storage (no kernel, no copy).
 Compute methods and in-place writes call compiled kernels
-(:mod:`arraykit.kernels.launch`). ``Tensor`` is a JAX pytree whose leaf is the
-storage buffer; layout, dtype and device are static. PyTorch's method
-spellings (``x.exp()``, ``x.max(dim)``, ``x.float()``...) are attached by
-:mod:`arraykit.tensor_methods`.
+(:mod:`arraykit.kernels.launch`). ``Tensor`` is a JAX pytree with one leaf, its
+own values (shape = the tensor's shape), and (shape, dtype, device) as static data:
+JAX's transforms see a view as the values it shows, never as its storage.
+PyTorch's method spellings (``x.exp()``, ``x.max(dim)``, ``x.float()``...) are
+attached by :mod:`arraykit.tensor_methods`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 from . import dtypes as D
 from . import indexing_keys as K
 from . import layout as L
-from .devices import as_device, check_same_device
+from .devices import as_device, check_same_device, dense_values, put
 from .kernels import bodies as _ops
 from .kernels.launch import apply, apply_inplace, register_tensor_type
 from .storage import Storage
@@ -193,7 +194,7 @@ class Tensor:
         if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
             with st.lock:
                 return np.array(st.host_array(lay))
-        return np.array(apply(_identity, (self,))._storage._buffer).reshape(lay.shape)
+        return np.array(apply(_identity, (self,))._storage._buffer)
 
     def __array__(self, dtype=None, copy=None):
         """NumPy export: zero-copy and read-only when the tensor is its whole storage in
@@ -278,7 +279,7 @@ class Tensor:
         if not (L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()):
             src = apply(_identity, (self,))
         with src._storage.lock:
-            buf = jax.device_put(src._storage.buffer, target)
+            buf = put(src._storage.buffer, target)
         return Tensor._make(Storage(buf, self._dtype, target), L.contiguous(self.shape), self._dtype)
 
     # ------------------------------------------------------------------ views
@@ -695,7 +696,7 @@ def _has_traced(key):
 
 
 def _index_tensor(arr, device):
-    return Tensor._from_buffer(jax.device_put(arr.reshape(-1), device), L.contiguous(arr.shape), device)
+    return Tensor._from_buffer(put(arr, device), L.contiguous(arr.shape), device)
 
 
 def _single_mask(key):
@@ -769,21 +770,34 @@ def _tensor_from_numpy(arr, device):
     dtype = D.from_numpy(arr.dtype)
     # A private copy: on CPU device_put aliases aligned host memory, and the kernel
     # reading it runs asynchronously, after the caller may have changed ``arr``.
-    buf = jax.device_put(np.array(arr, order="C").reshape(-1), as_device(device))
+    buf = put(np.array(arr, order="C"), as_device(device))
     return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
 
 
 def _flatten(t):
-    return (t._storage._buffer,), (t._layout, t._dtype, t._storage.device)
+    """One leaf: the tensor's own values (see :func:`arraykit.devices.dense_values`)."""
+    st = t._storage
+    if not isinstance(st._buffer, jax.Array):
+        return (st._buffer,), (t._layout.shape, t._dtype, st.device)  # a JAX placeholder leaf
+    return (dense_values(t),), (t._layout.shape, t._dtype, st.device)
 
 
 def _unflatten(aux, children):
-    layout, dtype, device = aux
-    buf = children[0]
-    # A concrete buffer coming back from a pytree may be held elsewhere too (the
-    # tensor it was flattened from, a tree_map returning its leaf): never donate it.
-    shared = not isinstance(buf, jax.core.Tracer)
-    return Tensor._make(Storage(buf, dtype, device, shared), layout, dtype)
+    """A tensor over the leaf. Shape and dtype come from the leaf when it has them
+    (``jax.vmap`` unbatches leaves; a 32-bit JAX trace narrows 64-bit ones); other
+    leaves (JAX's placeholder objects) are kept as they are."""
+    shape, dtype, device = aux
+    leaf = children[0]
+    if isinstance(leaf, jax.Array):
+        shape = leaf.shape
+        dtype = D.from_numpy(leaf.dtype)
+        # A concrete leaf may be held elsewhere too (the user, the tensor it came
+        # from): never donate it.
+        shared = not isinstance(leaf, jax.core.Tracer)
+        if shared and len(leaf.devices()) == 1:
+            device = next(iter(leaf.devices()))
+        return Tensor._make(Storage(leaf, dtype, device, shared), L.contiguous(shape), dtype)
+    return Tensor._make(Storage(leaf, dtype, device), L.contiguous(shape), dtype)
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)

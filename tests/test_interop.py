@@ -62,7 +62,8 @@ def test_export_to_torch_and_jax(pair, kind):
     out = torch.from_dlpack(t)
     assert tuple(out.shape) == ref.shape
     np.testing.assert_array_equal(out.numpy(), ref)
-    j = jax.dlpack.from_dlpack(t)
+    with jax.enable_x64(True):  # JAX keeps 64-bit dtypes only in its 64-bit mode
+        j = jax.dlpack.from_dlpack(t)
     assert j.shape == ref.shape and j.dtype == ref.dtype
     np.testing.assert_array_equal(np.asarray(j), ref)
 
@@ -150,7 +151,7 @@ EXPORTERS = {
     "np.asarray": np.asarray,
     "np.from_dlpack": np.from_dlpack,
     "torch.from_dlpack": lambda t: torch.from_dlpack(t).numpy(),
-    "jax.dlpack": lambda t: np.asarray(jax.dlpack.from_dlpack(t)),
+    "jax.dlpack": lambda t: np.asarray(jax.enable_x64(True)(jax.dlpack.from_dlpack)(t)),
     "__dlpack__ legacy": lambda t: torch.utils.dlpack.from_dlpack(t.__dlpack__()).numpy(),
 }
 

@@ -19,7 +19,7 @@ SMALL_DTYPES = st.sampled_from(("bool", "int8", "uint32", "int64", "float32", "c
 
 def view_values(t):
     """The elements ``t`` addresses, read from its storage through its layout (no kernel)."""
-    buf = np.asarray(t.untyped_storage().buffer)
+    buf = np.asarray(t.untyped_storage().buffer).reshape(-1)
     return buf[L.storage_indices(t.layout)]
 
 

@@ -32,6 +32,7 @@ from jax._src.core import trace_state_clean  # JAX's own "no trace is active" te
 
 from .. import dtypes as D
 from .. import layout as L
+from .. import x64
 from ..storage import Storage
 from . import strided
 
@@ -203,6 +204,7 @@ def _read_all(layouts, flags, offsets, bufs):
     return out
 
 
+@x64.scoped
 def apply(fn, operands, static=(), device=None, multiple=False):
     """Run ``fn(*dense_operands, *static)`` as one compiled kernel.
 
@@ -288,7 +290,7 @@ def _is_cpu_view(x):
     """Whether the 0-d tensor ``x`` is one element of a larger concrete CPU storage."""
     st = x._storage
     buf = st._buffer
-    return buf.shape[0] > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
+    return buf.size > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
 
 
 def _host_scalar(x):
@@ -311,7 +313,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
             outs = out if multiple else (out,)
             entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
             entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
-            return tuple(o.reshape(-1) for o in outs)
+            return tuple(outs)
 
         options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
         entry.nested = jax.jit(kernel)
@@ -346,6 +348,7 @@ def _call_again(entry, offsets, operands, layouts, bufs, error):
         return entry.call(offsets, *fresh)
 
 
+@x64.scoped
 def apply_inplace(fn, target, operands, static=()):
     """Write ``fn(target_values, *operand_values, *static)`` through ``target``'s layout.
 

@@ -1,4 +1,4 @@
-"""Lowering of strided reads and writes of a flat buffer to XLA operations.
+"""Lowering of strided reads and writes of a storage buffer (addressed flat) to XLA operations.
 
 Called while tracing a kernel, with the layout static. Reads become
 ``slice -> reshape -> strided slice -> transpose -> rev -> broadcast_in_dim``
@@ -13,6 +13,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
+from .. import layout as L
 
 
 def _normalize(layout, offset):
@@ -106,11 +107,15 @@ def _restore(x, layout, dims, flipped):
 
 
 def read(buf, layout, offset=None):
-    """Values of ``layout`` over flat ``buf`` as a dense array of ``layout.shape``.
+    """Values of ``layout`` over ``buf`` (addressed flat) as a dense array of ``layout.shape``.
 
     ``offset`` overrides ``layout.offset`` (a traced value lets one compiled
     kernel serve every offset of one shape and strides).
     """
+    if buf.ndim != 1:
+        if offset is None and buf.shape == layout.shape and layout == L.contiguous(buf.shape):
+            return buf
+        buf = buf.reshape(-1)
     if layout.numel == 0:
         return jnp.zeros(layout.shape, buf.dtype)
     offset, dims, flipped = _normalize(layout, layout.offset if offset is None else offset)
@@ -177,6 +182,8 @@ def write(buf, layout, values, offset=None, scatter=False):
     single window is turned back into a dynamic-update-slice by XLA, so a single
     block is scattered as at least two windows.
     """
+    if buf.ndim != 1:
+        return write(buf.reshape(-1), layout, values, offset, scatter).reshape(buf.shape)
     if layout.numel == 0:
         return buf
     values = values.astype(buf.dtype)
