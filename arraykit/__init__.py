@@ -8,9 +8,9 @@ assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 import sys as _sys
 
 from . import (
-    api_versions, constants, creation, data_types, elementwise, fft, gather_scatter, indexing,
-    info, linalg, linear_algebra, manipulation, searching, set_functions, sorting, statistical,
-    tensor_methods, utility,
+    api_versions, constants, creation, data_types, device_memory, elementwise, fft,
+    gather_scatter, indexing, info, linalg, linear_algebra, manipulation, searching,
+    set_functions, sorting, statistical, tensor_methods, utility,
 )
 from .constants import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
@@ -19,6 +19,7 @@ from .dtypes import (
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128, float16, bfloat16,
 )
+from .device_memory import *  # noqa: F401,F403
 from .devices import device
 from .elementwise import *  # noqa: F401,F403
 from .gather_scatter import *  # noqa: F401,F403
@@ -55,6 +56,7 @@ __all__ = (
     + constants.__all__
     + creation.__all__
     + data_types.__all__
+    + device_memory.__all__
     + elementwise.__all__
     + gather_scatter.__all__
     + indexing.__all__

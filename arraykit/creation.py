@@ -19,6 +19,10 @@ Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 * :func:`from_dlpack` aliases the producer's memory whenever it can (DLPack
   semantics). An aliased storage is never written: arraykit's in-place writes on
   it copy first, so they are not seen by the producer.
+
+PyTorch's spellings: :func:`tensor` always copies (like ``torch.tensor``);
+:func:`from_numpy` shares the NumPy array's memory both ways on the CPU (like
+``torch.from_numpy``; :mod:`arraykit.host_memory`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import numpy as np
 from jax import lax
 
 from . import dtypes as D
+from . import host_memory
 from . import layout as L
 from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
 from .kernels.launch import apply, call_or_nested, compile_options
@@ -406,14 +411,25 @@ def meshgrid(*arrays, indexing="xy"):
 # ---------------------------------------------------------------------- conversion
 
 
-@x64.scoped
 def from_numpy(array, *, device=None):
-    """A tensor holding a copy of a NumPy array's values."""
-    array = np.asarray(array)
+    """A tensor over the memory of the NumPy array ``array`` (PyTorch's ``from_numpy``).
+
+    On the CPU (the default, whatever the default device is) the tensor shares
+    ``array``'s memory both ways and keeps its shape and strides: writes through the
+    tensor or any view of it are seen in ``array``, and NumPy's writes into
+    ``array`` are seen by the tensor (:mod:`arraykit.host_memory` says how). Rebinding
+    a name (``a = a + 1``) makes a new array and leaves the tensor alone. On another
+    ``device`` the tensor holds a copy.
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a NumPy array, got {type(array).__name__}")
     dtype = D.from_numpy(array.dtype)
-    device = as_device(device)
-    buf = host_to_device(np.ascontiguousarray(array), device)
-    return _wrap(buf, L.contiguous(array.shape), dtype, device)
+    device = as_device("cpu" if device is None else device)
+    if device.platform != "cpu":
+        buf = host_to_device(np.ascontiguousarray(array), device)
+        return _wrap(buf, L.contiguous(array.shape), dtype, device)
+    buf, layout = host_memory.share(array)
+    return _wrap(buf, layout, dtype, device)
 
 
 def _from_tensor(x, dtype, device, copy):

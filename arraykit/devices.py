@@ -93,6 +93,27 @@ def device(type, index=None):  # noqa: A002 (PyTorch's name)
     return as_device(type)
 
 
+PINNED = "pinned_host"  # JAX's memory kind of page-locked host memory
+
+
+def pinned(storage):
+    """Whether ``storage``'s buffer lives in pinned host memory (``x.pin_memory()``)."""
+    buf = storage._buffer
+    return (
+        isinstance(buf, jax.Array) and not isinstance(buf, jax.core.Tracer)
+        and buf.sharding.memory_kind == PINNED
+    )
+
+
+def placement(target, storage):
+    """What ``jax.device_put`` takes to move ``storage``'s buffer into ``target``'s own
+    memory: ``target``, or its ``device`` memory kind for a pinned buffer (JAX refuses
+    to move a host-memory buffer to a bare device)."""
+    if pinned(storage):
+        return jax.sharding.SingleDeviceSharding(target, memory_kind="device")
+    return target
+
+
 def check_same_device(a, b, what="operation"):
     """Raise ValueError naming both devices when ``a`` and ``b`` differ."""
     if a is not b and a != b:
@@ -167,9 +188,14 @@ def host_view(tensor, writeable=False):
     The storage buffer is exported (never donated afterwards), so the view keeps
     the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
     which cannot be told that memory is read-only; writing through it is undefined.
+    A storage over NumPy memory (:mod:`arraykit.host_memory`) gives a view of that
+    memory, shared with the tensor, not a snapshot.
     """
     lay = tensor._layout
-    buf = tensor._storage.export()
+    st = tensor._storage
+    if type(st._buffer) is np.ndarray:
+        return st.host_array(lay)
+    buf = st.export()
     if lay.numel == 0:
         return np.empty(lay.shape, buf.dtype)
     buf.block_until_ready()
@@ -192,6 +218,10 @@ def dense_values(tensor):
     order; otherwise one read into a new buffer.
     """
     st = tensor._storage
+    if type(st._buffer) is np.ndarray:  # NumPy memory (arraykit.host_memory): a private copy
+        with st.lock:
+            copy = np.array(st.host_array(tensor._layout))
+        return put(copy, st.device)
     if whole(tensor):
         return st.export()
     with st.lock:
@@ -267,6 +297,24 @@ def import_dlpack(x, device=None, copy=None):
     return arr, L.contiguous(arr.shape), not copy
 
 
+def host_span(arr):
+    """``arr``'s memory as ``(span, layout)``: a 1-D array over the elements its memory
+    covers (lowest address first) and ``arr``'s layout over that span (negative
+    strides kept). ValueError when a stride is not a multiple of the item size."""
+    item = arr.itemsize
+    if any(s % item for s in arr.strides):
+        raise ValueError(
+            f"a NumPy array with strides {arr.strides} (not multiples of its item size {item}) "
+            "cannot be addressed element by element"
+        )
+    flipped = tuple(d for d, s in enumerate(arr.strides) if s < 0)
+    base = np.flip(arr, flipped) if flipped else arr
+    lay = L.Layout(base.shape, tuple(s // item for s in base.strides), 0)
+    span = L.required_storage_size(lay)
+    flat = np.lib.stride_tricks.as_strided(base, shape=(span,), strides=(item,))
+    return flat, (L.flip(lay, flipped) if flipped else lay)
+
+
 def import_host(arr, device, copy=None):
     """(flat jax buffer, layout, shared) holding the NumPy array ``arr`` on ``device``.
 
@@ -282,26 +330,22 @@ def import_host(arr, device, copy=None):
                 f"copy=False: host memory cannot be aliased on device {device}; a copy is needed"
             )
         return import_host(arr, device, copy=True)
-    item = arr.itemsize
-    flipped = tuple(d for d, s in enumerate(arr.strides) if s < 0)
-    base = np.flip(arr, flipped) if flipped else arr
-    if any(s % item for s in arr.strides) or base.ctypes.data % _ALIGN:
+    try:
+        flat, lay = host_span(arr)
+    except ValueError:
+        flat = None
+    if flat is None or flat.ctypes.data % _ALIGN:
         if copy is False:
             raise ValueError(
                 f"copy=False: JAX aliases host memory only when it is {_ALIGN}-byte aligned "
-                f"with strides that are multiples of the item size (address offset "
-                f"{base.ctypes.data % _ALIGN}, strides {arr.strides}); a copy is needed"
+                f"with strides that are multiples of the item size (strides {arr.strides}"
+                + ("" if flat is None else f", address offset {flat.ctypes.data % _ALIGN}")
+                + "); a copy is needed"
             )
         return import_host(arr, device, copy=True)
-    strides = tuple(s // item for s in base.strides)
-    lay = L.Layout(base.shape, strides, 0)
-    span = L.required_storage_size(lay)
-    flat = np.lib.stride_tricks.as_strided(base, shape=(span,), strides=(item,))
     buf, aliased = host_to_device(flat, device, copy=False)
     if not aliased:
         if copy is False:
             raise ValueError("copy=False: JAX did not alias this host array; a copy is needed")
         return import_host(arr, device, copy=True)
-    if flipped:
-        lay = L.flip(lay, flipped)
     return buf, lay, True

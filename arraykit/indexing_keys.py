@@ -61,7 +61,7 @@ def _host(item):
     from .tensor import Tensor
 
     if isinstance(item, Tensor):
-        return item.numpy()
+        return item._values()
     arr = np.asarray(item)
     if arr.size == 0 and not isinstance(item, np.ndarray):
         arr = arr.astype(np.int64)  # an empty list indexes like an empty integer array

@@ -330,7 +330,7 @@ def repeat(x, repeats, /, *, axis=None):
             "repeat: an array of repeats must hold concrete values (the output shape "
             "depends on them); pass a Python int or compute repeats outside the trace"
         )
-    total, lowest = (int(v) for v in apply(_repeat_counts, (repeats,), (size,)).numpy())
+    total, lowest = apply(_repeat_counts, (repeats,), (size,)).tolist()
     if lowest < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
     return apply(_repeat_array, (x, repeats), (axis, size, total))

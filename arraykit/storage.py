@@ -13,14 +13,68 @@ a JAX array the user handed in or got back) is marked *shared* and never donated
 that write copies instead, and the exporter keeps a consistent snapshot.
 
 Exports are snapshots: they hold the values as of the export, never a torn mix.
+
+A storage over *NumPy memory* (:func:`arraykit.from_numpy`, ``Tensor.numpy()``)
+holds a writable 1-D NumPy array instead of a JAX buffer; kernels read private
+copies of it and writes store into it with NumPy, so it is never replaced (see
+:mod:`arraykit.host_memory`).
+
+Every storage counts in the live-storage statistics of its device (bytes, number,
+peak since the last reset; :mod:`arraykit.device_memory` reports them): creating
+one appends an event to a queue (an atomic append, no lock), releasing it another,
+and the queue is folded into the counters in order, so the peak is exact.
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 
 import jax
 import numpy as np
+
+_Tracer = jax.core.Tracer
+# (device, event) in the order storages come and go: nbytes (>= 0) for a new storage,
+# ~nbytes (< 0) for a released one.
+_EVENTS = collections.deque()
+_FOLD_AFTER = 4096
+_FOLD_LOCK = threading.Lock()
+_LIVE = {}  # device -> [bytes, count, peak bytes]
+
+
+def _fold():
+    """Apply the queued events to the per-device counters, oldest first."""
+    with _FOLD_LOCK:
+        pop = _EVENTS.popleft
+        live = _LIVE
+        while _EVENTS:
+            device, event = pop()
+            counters = live.get(device)
+            if counters is None:
+                counters = live[device] = [0, 0, 0]
+            if event >= 0:
+                counters[0] += event
+                counters[1] += 1
+                if counters[0] > counters[2]:
+                    counters[2] = counters[0]
+            else:
+                counters[0] -= ~event
+                counters[1] -= 1
+
+
+def live_storages(device):
+    """``(bytes, number, peak bytes since the last reset)`` of the live storages on ``device``."""
+    _fold()
+    return tuple(_LIVE.get(device, (0, 0, 0)))
+
+
+def reset_peak(device):
+    """Start the peak of :func:`live_storages` over from the bytes live now."""
+    _fold()
+    with _FOLD_LOCK:
+        counters = _LIVE.get(device)
+        if counters is not None:
+            counters[2] = counters[0]
 
 
 class Storage:
@@ -32,7 +86,7 @@ class Storage:
 
     __slots__ = (
         "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "extremes",
-        "__weakref__",
+        "_counted", "__weakref__",
     )
 
     def __init__(self, buffer, dtype, device, shared=False):
@@ -41,9 +95,20 @@ class Storage:
         self.dtype = dtype
         self.device = device
         self.version = 0
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: writes into NumPy memory read under it
         self.shared = shared
         self.extremes = None
+        if isinstance(buffer, _Tracer):
+            self._counted = None  # a traced value holds no memory
+        else:
+            self._counted = nbytes = buffer.size * dtype.itemsize
+            _EVENTS.append((device, nbytes))
+            if len(_EVENTS) > _FOLD_AFTER:
+                _fold()
+
+    def __del__(self, _append=_EVENTS.append):
+        if self._counted is not None:
+            _append((self.device, ~self._counted))
 
     @property
     def buffer(self):
@@ -93,10 +158,13 @@ class Storage:
         return self._buffer.size * self.dtype.itemsize
 
     def data_ptr(self):
-        """Address of the first element (changes when a write could not donate)."""
+        """Address of the first element (changes when a write could not donate; NumPy
+        memory never moves)."""
         buf = self._buffer
         if isinstance(buf, jax.core.Tracer):
             raise RuntimeError("data_ptr() is not available inside a jax trace")
+        if type(buf) is np.ndarray:
+            return buf.ctypes.data
         return buf.unsafe_buffer_pointer()
 
     def replace(self, kernel, donating_kernel, *args):

@@ -20,7 +20,8 @@ import numpy as np
 from . import dtypes as D
 from . import indexing_keys as K
 from . import layout as L
-from .devices import as_device, check_same_device, dense_values, put
+from .devices import as_device, check_same_device, dense_values, pinned, placement, put
+from .host_memory import adopt, is_host
 from .kernels import bodies as _ops
 from .kernels.launch import apply, apply_inplace, register_tensor_type
 from .storage import Storage
@@ -184,7 +185,24 @@ class Tensor:
         return apply(_identity, (self,))
 
     def numpy(self):
-        """The values as a new, writable NumPy array (a snapshot, not an alias).
+        """The values as a NumPy array sharing the tensor's memory (PyTorch's ``numpy()``).
+
+        On the CPU the first call moves the storage's values into NumPy memory (one
+        copy; every tensor over the storage follows) and each call returns a view with
+        the tensor's shape and strides: writes through the array or through any
+        tensor over the storage are seen by both, as after :func:`arraykit.from_numpy`
+        (see :mod:`arraykit.host_memory`). Kernels then read private copies of what
+        they read. On other devices the result is a copy. For a snapshot that never
+        changes, copy it (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
+        """
+        st = self._storage
+        if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
+            adopt(st)
+            return st.host_array(self._layout)
+        return self._values()
+
+    def _values(self):
+        """A new, writable NumPy array holding the values (a snapshot, not an alias).
 
         On the CPU the values are copied straight out of the storage's host view
         (no kernel); elsewhere a kernel gathers them first.
@@ -197,24 +215,32 @@ class Tensor:
         return np.array(apply(_identity, (self,))._storage._buffer)
 
     def __array__(self, dtype=None, copy=None):
-        """NumPy export: zero-copy and read-only when the tensor is its whole storage in
-        C order (the storage is then marked shared: a snapshot), else a fresh copy."""
-        if copy is False:
-            raise ValueError("arraykit tensors cannot be exported to NumPy without a copy")
+        """NumPy export. A tensor over NumPy memory (``from_numpy``, ``numpy()``) gives a
+        view of that memory (``copy=True``: a copy). Otherwise a snapshot: zero-copy and
+        read-only when the tensor is its whole storage in C order (the storage is then
+        marked shared), else a fresh copy; ``copy=False`` raises."""
         lay = self._layout
         st = self._storage
-        whole = L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
-        if whole and not copy and not isinstance(st._buffer, jax.core.Tracer):
+        if is_host(st):
+            values = st.host_array(lay)
+            if copy:
+                values = values.copy()
+        elif copy is False:
+            raise ValueError("arraykit tensors cannot be exported to NumPy without a copy")
+        elif (
+            L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
+            and not copy and not isinstance(st._buffer, jax.core.Tracer)
+        ):
             values = np.asarray(st.export()).reshape(lay.shape)
         else:
-            values = self.numpy()
+            values = self._values()
         if dtype is not None:
             values = values.astype(dtype, copy=False)
         return values
 
     def tolist(self):
         """Nested Python lists of the values."""
-        return self.numpy().tolist()
+        return self._values().tolist()
 
     def item(self):
         """The single value of a one-element tensor as a Python scalar."""
@@ -222,12 +248,12 @@ class Tensor:
             raise ValueError(
                 f"a Tensor with {self.size} elements cannot be converted to a scalar"
             )
-        return self.numpy().reshape(()).item()
+        return self._values().reshape(()).item()
 
     def __repr__(self):
         if isinstance(self._storage._buffer, jax.core.Tracer):
             return f"tensor(<traced>, shape={self.shape}, dtype={self._dtype})"
-        values = self.numpy()
+        values = self._values()
         if self._dtype is D.bfloat16:  # NumPy prints ml_dtypes' bfloat16 without a decimal point
             values = values.astype(np.float32)
         body = np.array2string(values, separator=", ", prefix="tensor(")
@@ -265,21 +291,22 @@ class Tensor:
         return dlpack_device(self)
 
     def to_device(self, device, /, *, stream=None):
-        """A copy on ``device``; ``self`` when it is already there.
+        """A copy on ``device``; ``self`` when it is already there (a pinned tensor,
+        ``x.pin_memory()``, moves into the device's own memory even then).
 
         JAX orders the transfer after every pending computation on the source, so
         ``stream`` (accepted for the standard's signature) needs no handling.
         """
         target = as_device(device)
         st = self._storage
-        if target == st.device:
+        if target == st.device and not pinned(st):
             return self
         lay = self._layout
         src = self
-        if not (L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()):
-            src = apply(_identity, (self,))
+        if is_host(st) or not (L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()):
+            src = apply(_identity, (self,))  # NumPy memory is read into a private copy too
         with src._storage.lock:
-            buf = put(src._storage.buffer, target)
+            buf = put(src._storage.buffer, placement(target, src._storage))
         return Tensor._make(Storage(buf, self._dtype, target), L.contiguous(self.shape), self._dtype)
 
     # ------------------------------------------------------------------ views
@@ -777,7 +804,7 @@ def _tensor_from_numpy(arr, device):
 def _flatten(t):
     """One leaf: the tensor's own values (see :func:`arraykit.devices.dense_values`)."""
     st = t._storage
-    if not isinstance(st._buffer, jax.Array):
+    if not isinstance(st._buffer, (jax.Array, np.ndarray)):
         return (st._buffer,), (t._layout.shape, t._dtype, st.device)  # a JAX placeholder leaf
     return (dense_values(t),), (t._layout.shape, t._dtype, st.device)
 

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from . import creation as C
+from . import device_memory
 from . import dtypes as D
 from . import elementwise as E
 from . import gather_scatter as G
@@ -558,3 +559,7 @@ _attach_property("nbytes", lambda self: self.size * self._dtype.itemsize,
                  "Bytes the tensor's elements take (``numel() * itemsize``; not the storage's).")
 _attach_property("itemsize", lambda self: self._dtype.itemsize, "Bytes per element.")
 _attach("nelement", lambda self: self.numel(), "``x.nelement()``: alias of :meth:`numel`.")
+_attach("pin_memory", device_memory.pin, """``x.pin_memory()``: a copy of the CPU tensor ``x`` in
+page-locked host memory for fast, asynchronous copies to the GPU (RuntimeError on a
+machine without a GPU, as in PyTorch); see :mod:`arraykit.device_memory`.""")
+_attach("is_pinned", device_memory.is_pinned, "``x.is_pinned()``: whether ``x`` is in pinned host memory.")

@@ -390,12 +390,13 @@ def test_asarray_numpy_layouts(ref, kind):
 def test_asarray_numpy_copies_by_default(make):
     a = make(np.arange(64), np.float32)
     t = ak.asarray(a)
-    f = ak.from_numpy(a)
+    f = ak.tensor(a)
     a[:] = -1
     np.testing.assert_array_equal(t.numpy(), np.arange(64, dtype=np.float32))
     np.testing.assert_array_equal(f.numpy(), np.arange(64, dtype=np.float32))
     t[0] = 5
-    assert a[0] == -1
+    f[1] = 6
+    assert a[0] == a[1] == -1  # from_numpy shares instead: tests/test_from_numpy.py
 
 
 def test_asarray_numpy_copy_false():

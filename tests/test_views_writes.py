@@ -705,7 +705,9 @@ def test_numpy_tolist_item():
         assert isinstance(out, np.ndarray) and out.dtype == np.int32 and out.flags.writeable
         np.testing.assert_array_equal(out, expected)
         assert view.tolist() == expected.tolist()
-        out[...] = 0  # a snapshot: writing it does not touch the tensor
+        out[...] = 0  # shared memory, as in PyTorch: the tensor sees the write
+        assert not view.numpy().any() and not ak.any(view).item()
+        x.copy_(ak.asarray(values))
     np.testing.assert_array_equal(x.numpy(), values)
     assert x[1, 2].item() == 6 and type(x[1, 2].item()) is int
     assert type(ak.asarray(np.float32(2.5)).item()) is float

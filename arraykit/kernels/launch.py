@@ -31,6 +31,7 @@ import numpy as np
 from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
 
 from .. import dtypes as D
+from .. import host_memory
 from .. import layout as L
 from .. import x64
 from ..storage import Storage
@@ -228,10 +229,13 @@ def apply(fn, operands, static=(), device=None, multiple=False):
                 first = st
             layout = x._layout
             if layout.shape or not _is_cpu_view(x):
+                buf = st._buffer
+                if type(buf) is np.ndarray:  # NumPy memory: read a private copy of the extent
+                    buf, layout = host_memory.read(st, layout)
                 geometry = layout.geometry
                 key += (geometry if geometry in _DYNAMIC else layout, x._dtype)
                 layouts.append(layout)
-                bufs.append(st._buffer)
+                bufs.append(buf)
                 continue
             x = _host_scalar(x)
         key += (None, x.dtype)
@@ -344,7 +348,10 @@ def _call_again(entry, offsets, operands, layouts, bufs, error):
     if not any(_deleted(b) for b in bufs):
         raise error
     with _Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
-        fresh = [b if lay is None else x._storage._buffer for x, lay, b in zip(operands, layouts, bufs)]
+        fresh = [
+            b if lay is None or type(b) is np.ndarray else x._storage._buffer  # copies stay
+            for x, lay, b in zip(operands, layouts, bufs)
+        ]
         return entry.call(offsets, *fresh)
 
 
@@ -354,7 +361,8 @@ def apply_inplace(fn, target, operands, static=()):
 
     Operands sharing ``target``'s storage are read from the same buffer before the
     write, so overlapping source and target give NumPy's result. The update
-    donates the old buffer unless it is shared outside the storage.
+    donates the old buffer unless it is shared outside the storage. A target over
+    NumPy memory is written by NumPy instead (:func:`_write_host`).
     """
     tl = target._layout
     if L.overlaps_self(tl):
@@ -365,6 +373,8 @@ def apply_inplace(fn, target, operands, static=()):
         )
     tensor = _TENSOR[0]
     tst = target._storage
+    if type(tst._buffer) is np.ndarray:
+        return _write_host(fn, target, operands, static)
     traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
     key = ["inplace", fn, static, tst.dtype, traced, _layout_key(tl)]
     layouts = [tl]
@@ -372,6 +382,8 @@ def apply_inplace(fn, target, operands, static=()):
     storages = [tst]
     for x in operands:
         if isinstance(x, tensor):
+            if type(x._storage._buffer) is np.ndarray:  # NumPy memory: read it into a copy first
+                return apply_inplace(fn, target, _private_copies(operands, tensor), static)
             layout = x._layout
             same = x._storage is tst
             key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
@@ -401,6 +413,40 @@ def apply_inplace(fn, target, operands, static=()):
             if trace_state_clean():
                 raise
             tst.replace(entry.nested, entry.nested, offsets, *inputs)
+    return target
+
+
+def _same(x):
+    return x
+
+
+def _private_copies(operands, tensor):
+    """``operands`` with each tensor over NumPy memory replaced by a copy of its values."""
+    return [
+        apply(_same, (x,)) if isinstance(x, tensor) and type(x._storage._buffer) is np.ndarray
+        else x
+        for x in operands
+    ]
+
+
+def _computed(cur, *rest):
+    """``fn(cur, *operands, *static)`` in ``cur``'s dtype: the values a write stores."""
+    *operands, fn, static = rest
+    return fn(cur, *operands, *static).astype(cur.dtype)
+
+
+def _write_host(fn, target, operands, static):
+    """:func:`apply_inplace` into NumPy memory (see :mod:`arraykit.host_memory`).
+
+    Under the locks of every storage involved, one kernel computes the values the
+    write stores (reading private copies of the extents it reads) and NumPy stores
+    them through the target's layout: O(write), and the memory never moves.
+    """
+    tensor = _TENSOR[0]
+    tst = target._storage
+    with _Locks([tst] + [x._storage for x in operands if isinstance(x, tensor)]):
+        result = apply(_computed, (target, *operands), (fn, static))
+        host_memory.write(tst, target._layout, result)
     return target
 
 
