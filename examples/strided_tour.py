@@ -35,7 +35,7 @@ def check(label, condition):
 
 def show(label, t):
     print(f"  {label}:")
-    for line in np.array2string(t.numpy(), separator=", ").splitlines():
+    for line in np.array2string(np.array(t), separator=", ").splitlines():
         print("    " + line)
 
 
@@ -167,7 +167,8 @@ check("and it is a snapshot too: the write copied, the export kept the old value
       dl[1, 0] == 1.0 and w.data_ptr() != ptr)
 print(f"  snapshot taken before the writes: {snap.tolist()}")
 print(f"  z now:                            {z.tolist()}")
-print("  (numpy(), tolist() and printing export too: the first write after them copies.)")
+print("  (tolist(), np.array(t) and printing copy the values out and keep nothing; t.numpy()")
+print("   shares the memory instead, as in PyTorch: see docs/pytorch.md.)")
 
 # ---------------------------------------------------------------------------
 heading("9. view() versus reshape()")
@@ -206,7 +207,7 @@ describe("img channels_last", cl)
 check("same shape, channels-last strides (C fastest)", cl.shape == img.shape and cl.stride() == (12, 1, 6, 3))
 check("is_contiguous() is False, is_contiguous(channels_last) is True",
       not cl.is_contiguous() and cl.is_contiguous(memory_format=ak.channels_last))
-check("same values", np.array_equal(cl.numpy(), img.numpy()))
+check("same values", np.array_equal(np.array(cl), np.array(img)))
 check("permute(0, 2, 3, 1) of a channels_last tensor is C-contiguous (NHWC)",
       cl.permute(0, 2, 3, 1).is_contiguous())
 
