@@ -126,7 +126,10 @@ def pin(tensor):
             f"this machine has none (devices: {names})"
         )
     if tensor.device.platform != "cpu":
-        raise RuntimeError(f"pin_memory(): only CPU tensors can be pinned, this one is on {tensor.device}")
+        raise RuntimeError(
+            f"pin_memory(): only CPU tensors can be pinned, this one is on {tensor.device}"
+        )
     dense = apply(_identity, (tensor,))  # a private C-order copy (NumPy memory included)
-    buf = put(dense._storage._buffer, jax.sharding.SingleDeviceSharding(gpus[0], memory_kind=PINNED))
+    pinned_memory = jax.sharding.SingleDeviceSharding(gpus[0], memory_kind=PINNED)
+    buf = put(dense._storage._buffer, pinned_memory)
     return Tensor._from_buffer(buf, L.contiguous(tensor.shape), gpus[0])

@@ -60,15 +60,19 @@ def _positions(idx, dim):
 
 
 def _scatter(cur, idx, src, dim, add):
-    """``cur`` with ``src`` (cut or broadcast to ``idx``'s shape) stored (or added) at ``idx`` along ``dim``."""
-    src = jnp.broadcast_to(src[tuple(slice(0, n) for n in idx.shape)] if src.ndim else src, idx.shape)
+    """``cur`` with ``src`` (cut or broadcast to ``idx``'s shape) stored (``add``: added)
+    at ``idx`` along ``dim``."""
+    if src.ndim:
+        src = src[tuple(slice(0, n) for n in idx.shape)]
+    src = jnp.broadcast_to(src, idx.shape)
     at = cur.at[_positions(idx, dim)]
     src = src.astype(cur.dtype)
     return at.add(src, mode="drop") if add else at.set(src, mode="drop")
 
 
 def _index_update(cur, idx, src, dim, add, alpha):
-    """``cur`` with the slices ``src`` stored (or ``alpha * src`` added) at ``idx`` along ``dim``."""
+    """``cur`` with the slices ``src`` stored (``add``: ``alpha * src`` added) at ``idx``
+    along ``dim``."""
     at = cur.at[(slice(None),) * dim + (idx,)]
     if add:
         return at.add((src * alpha if alpha != 1 else src).astype(cur.dtype), mode="drop")
@@ -115,7 +119,9 @@ def _check_range(index, size, dim, name):
     """IndexError when an element of ``index`` lies outside ``[0, size)``."""
     bad = _outside(index, 0, size)
     if bad is not None:
-        raise IndexError(f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(
+            f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}"
+        )
 
 
 def _source(x, src, name):
@@ -160,7 +166,9 @@ def _vector_index(x, dim, index, allowed, name):
     dim = _dim(x, dim)
     _index(index, x, allowed, name)
     if index.ndim > 1:
-        raise IndexError(f"{name}(): the index must be a vector (at most 1-D), got shape {index.shape}")
+        raise IndexError(
+            f"{name}(): the index must be a vector (at most 1-D), got shape {index.shape}"
+        )
     index = _at_least_1d(index)
     _check_range(index, _at_least_1d(x).shape[dim], dim, name)
     return dim, index
@@ -303,7 +311,8 @@ def index_add(x, dim, index, source, /, *, alpha=1):
 
 
 def index_copy(x, dim, index, source, /):
-    """A copy of ``x`` with the slices at ``index`` (1-D int64) along ``dim`` replaced by ``source``."""
+    """A copy of ``x`` with the slices at ``index`` (1-D int64) along ``dim`` replaced by
+    ``source``."""
     target, dim, flat, source = _index_update_operands(x, dim, index, source, False, "index_copy")
     return apply(_index_update, (target, flat, source), (dim, False, 1)).reshape(x.shape)
 

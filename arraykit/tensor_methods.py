@@ -53,7 +53,9 @@ from .data_types import astype
 from .devices import as_device
 from .indexing import take_along_axis
 from .kernels.launch import apply
-from .tensor import Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format
+from .tensor import (
+    Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
+)
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
@@ -91,13 +93,13 @@ def _reduction_args(name, dim, keepdim, axis, keepdims):
     return dim, bool(keepdim)
 
 
-def _plain_reduction(name, function, extra=()):
+def _plain_reduction(name, function, extra=""):
     """A reduction method ``x.name(dim=None, keepdim=False)`` over ``function``."""
     def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None, **kwargs):
         dim, keepdim = _reduction_args(name, dim, keepdim, axis, keepdims)
         return function(self, axis=dim, keepdims=keepdim, **kwargs)
-    _attach(name, method, f"``x.{name}(dim=None, keepdim=False)``: :func:`arraykit.{function.__name__}` "
-            f"over ``dim`` (or ``axis``){extra}.")
+    _attach(name, method, f"``x.{name}(dim=None, keepdim=False)``: "
+            f":func:`arraykit.{function.__name__}` over ``dim`` (or ``axis``){extra}.")
 
 
 _plain_reduction("sum", ST.sum, "; ``dtype=`` as the function takes it")
@@ -135,8 +137,9 @@ def _extreme_method(name, reduce, arg):
             return values
         return ValuesIndices(values, arg(self, axis=dim, keepdims=keepdim))
     _attach(name, method, (
-        f"``x.{name}()``: the {name}imum (:func:`arraykit.{name}`); ``x.{name}(dim, keepdim=False)``: "
-        f"a ``(values, indices)`` named tuple over one dimension, as PyTorch; "
+        f"``x.{name}()``: the {name}imum (:func:`arraykit.{name}`); "
+        f"``x.{name}(dim, keepdim=False)``: a ``(values, indices)`` named tuple over one "
+        "dimension, as PyTorch; "
         f"``x.{name}(other)``: the element-wise {name}imum."
     ))
 
@@ -152,7 +155,9 @@ def _moment_method(name, function):
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
         elif unbiased is not None:
-            raise TypeError(f"{name}() got both unbiased={unbiased!r} and correction={correction!r}")
+            raise TypeError(
+                f"{name}() got both unbiased={unbiased!r} and correction={correction!r}"
+            )
         return function(self, axis=dim, correction=correction, keepdims=keepdim)
     _attach(name, method, (
         f"``x.{name}(dim=None, unbiased=True, keepdim=False, *, correction=1)``: "
@@ -181,7 +186,8 @@ def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
 
 def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     indices = _argsort(self, dim, descending, stable, axis=axis)
-    return ValuesIndices(take_along_axis(self, indices, axis=dim if axis is None else axis), indices)
+    values = take_along_axis(self, indices, axis=dim if axis is None else axis)
+    return ValuesIndices(values, indices)
 
 
 _attach("argsort", _argsort, "``x.argsort(dim=-1, descending=False)``: :func:`arraykit.argsort` "
@@ -275,7 +281,8 @@ def _inplace_twin(name):
 
     def method(self, *args, **kwargs):
         return self._write(compute(self, *args, **kwargs))
-    _attach(inplace, method, f"``x.{inplace}(...)``: ``x.{name}(...)`` written into ``x`` in place.")
+    _attach(inplace, method, f"``x.{inplace}(...)``: ``x.{name}(...)`` written into ``x`` "
+            "in place.")
 
 
 for _name, _fn in _FLOATING_UNARY.items():
@@ -285,9 +292,11 @@ for _name, _fn in _UNARY.items():
 for _name, _fn in _BINARY.items():
     _binary_method(_name, _fn)
 _attach("add", _add, "``x.add(other, alpha=1)``: ``x + alpha * other`` (:func:`arraykit.add`).")
-_attach("sub", _sub, "``x.sub(other, alpha=1)``: ``x - alpha * other`` (:func:`arraykit.subtract`).")
+_attach("sub", _sub, "``x.sub(other, alpha=1)``: ``x - alpha * other`` "
+        "(:func:`arraykit.subtract`).")
 _attach("subtract", _sub, "``x.subtract(other, alpha=1)``: ``x - alpha * other``.")
-_attach("clamp", _clamp, "``x.clamp(min=None, max=None)``: :func:`arraykit.clip` (one bound at least).")
+_attach("clamp", _clamp, "``x.clamp(min=None, max=None)``: :func:`arraykit.clip` (at least "
+        "one bound).")
 _attach("clip", _clamp, "``x.clip(min=None, max=None)``: alias of :meth:`clamp`.")
 for _name in [*_FLOATING_UNARY, *_UNARY, *_BINARY, "add", "sub", "subtract", "clamp", "clip"]:
     if _name not in _NO_INPLACE:
@@ -394,7 +403,9 @@ def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if not isinstance(other, Tensor):
         raise TypeError(f"isclose(): expected a tensor, got {type(other).__name__}")
     if other._dtype is not self._dtype:
-        raise TypeError(f"isclose(): expected tensors of one dtype, got {self.dtype} and {other.dtype}")
+        raise TypeError(
+            f"isclose(): expected tensors of one dtype, got {self.dtype} and {other.dtype}"
+        )
     return apply(_isclose_body, (self, other), (float(rtol), float(atol), builtins.bool(equal_nan)))
 
 
@@ -423,33 +434,46 @@ def _nonzero(self, *, as_tuple=False):
 
 _attach("masked_fill", _masked_fill, "``x.masked_fill(mask, value)``: a copy of ``x`` with "
         "``value`` where the boolean ``mask`` (broadcast) is true.")
-_attach("masked_select", lambda self, mask: G.masked_select(self, mask),
-        "``x.masked_select(mask)``: :func:`arraykit.masked_select`.")
-_attach("index_select", lambda self, dim, index: G.index_select(self, dim, index),
-        "``x.index_select(dim, index)``: :func:`arraykit.index_select`.")
-_attach("gather", lambda self, dim, index: G.gather(self, dim, index),
-        "``x.gather(dim, index)``: :func:`arraykit.gather`.")
-_attach("scatter", lambda self, dim, index, src: G.scatter(self, dim, index, src),
-        "``x.scatter(dim, index, src)``: :func:`arraykit.scatter`.")
-_attach("scatter_", lambda self, dim, index, src: G.scatter_into(self, dim, index, src, False, "scatter_"),
-        "``x.scatter_(dim, index, src)``: :func:`arraykit.scatter` written into ``x`` in place.")
-_attach("scatter_add", lambda self, dim, index, src: G.scatter_add(self, dim, index, src),
-        "``x.scatter_add(dim, index, src)``: :func:`arraykit.scatter_add`.")
-_attach("scatter_add_", lambda self, dim, index, src: G.scatter_into(self, dim, index, src, True, "scatter_add_"),
+
+
+def _forward(name, function):
+    """``x.name(*args)``: the namespace function ``function(x, *args)`` as a method."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    _attach(name, method, f"``x.{name}(...)``: :func:`arraykit.{name}` with ``x`` first.")
+
+
+def _scatter_(self, dim, index, src):
+    return G.scatter_into(self, dim, index, src, False, "scatter_")
+
+
+def _scatter_add_(self, dim, index, src):
+    return G.scatter_into(self, dim, index, src, True, "scatter_add_")
+
+
+def _index_add_(self, dim, index, source, *, alpha=1):
+    return G.index_update_into(self, dim, index, source, True, alpha, "index_add_")
+
+
+def _index_copy_(self, dim, index, source):
+    return G.index_update_into(self, dim, index, source, False, 1, "index_copy_")
+
+
+def _put_(self, index, source, accumulate=False):
+    return G.put_into(self, index, source, accumulate)
+
+
+for _name in G.__all__:
+    _forward(_name, getattr(G, _name))
+_attach("scatter_", _scatter_,
+        "``x.scatter_(dim, index, src)``: :func:`arraykit.scatter` in place.")
+_attach("scatter_add_", _scatter_add_,
         "``x.scatter_add_(dim, index, src)``: :func:`arraykit.scatter_add` in place.")
-_attach("index_add", lambda self, dim, index, source, *, alpha=1: G.index_add(self, dim, index, source, alpha=alpha),
-        "``x.index_add(dim, index, source, alpha=1)``: :func:`arraykit.index_add`.")
-_attach("index_add_", lambda self, dim, index, source, *, alpha=1: G.index_update_into(
-    self, dim, index, source, True, alpha, "index_add_"),
-    "``x.index_add_(dim, index, source, alpha=1)``: :func:`arraykit.index_add` in place.")
-_attach("index_copy", lambda self, dim, index, source: G.index_copy(self, dim, index, source),
-        "``x.index_copy(dim, index, source)``: :func:`arraykit.index_copy`.")
-_attach("index_copy_", lambda self, dim, index, source: G.index_update_into(
-    self, dim, index, source, False, 1, "index_copy_"),
-    "``x.index_copy_(dim, index, source)``: :func:`arraykit.index_copy` in place.")
-_attach("put", lambda self, index, source, accumulate=False: G.put(self, index, source, accumulate=accumulate),
-        "``x.put(index, source, accumulate=False)``: :func:`arraykit.put`.")
-_attach("put_", lambda self, index, source, accumulate=False: G.put_into(self, index, source, accumulate),
+_attach("index_add_", _index_add_,
+        "``x.index_add_(dim, index, source, alpha=1)``: :func:`arraykit.index_add` in place.")
+_attach("index_copy_", _index_copy_,
+        "``x.index_copy_(dim, index, source)``: :func:`arraykit.index_copy` in place.")
+_attach("put_", _put_,
         "``x.put_(index, source, accumulate=False)``: :func:`arraykit.put` in place.")
 _attach("nonzero", _nonzero, "``x.nonzero(as_tuple=False)``: the indices of the nonzero elements "
         "as an ``(n, x.ndim)`` tensor, or one index tensor per dimension with ``as_tuple=True``.")
@@ -559,7 +583,15 @@ _attach_property("nbytes", lambda self: self.size * self._dtype.itemsize,
                  "Bytes the tensor's elements take (``numel() * itemsize``; not the storage's).")
 _attach_property("itemsize", lambda self: self._dtype.itemsize, "Bytes per element.")
 _attach("nelement", lambda self: self.numel(), "``x.nelement()``: alias of :meth:`numel`.")
-_attach("pin_memory", device_memory.pin, """``x.pin_memory()``: a copy of the CPU tensor ``x`` in
+def _pin_memory(self):
+    return device_memory.pin(self)
+
+
+def _is_pinned(self):
+    return device_memory.is_pinned(self)
+
+
+_attach("pin_memory", _pin_memory, """``x.pin_memory()``: a copy of the CPU tensor ``x`` in
 page-locked host memory for fast, asynchronous copies to the GPU (RuntimeError on a
 machine without a GPU, as in PyTorch); see :mod:`arraykit.device_memory`.""")
-_attach("is_pinned", device_memory.is_pinned, "``x.is_pinned()``: whether ``x`` is in pinned host memory.")
+_attach("is_pinned", _is_pinned, "``x.is_pinned()``: whether ``x`` is in pinned host memory.")
