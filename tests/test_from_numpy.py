@@ -304,6 +304,19 @@ def test_readers_never_see_half_a_write():
     assert (a == 199.0).all()
 
 
+def test_numpy_while_another_thread_writes():
+    """numpy() moves the storage while writes run: every write lands in the shared memory."""
+    for _ in range(3):
+        x = ak.zeros(4096)
+        view = x[::2]
+        writer = threading.Thread(target=lambda: [view.add_(1.0) for _ in range(100)])
+        writer.start()
+        n = x.numpy()
+        writer.join()
+        assert (n[::2] == 100.0).all() and (n[1::2] == 0.0).all()
+        assert np.shares_memory(n, x.numpy())
+
+
 @st.composite
 def chains(draw):
     steps = []

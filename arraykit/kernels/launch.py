@@ -406,6 +406,8 @@ def apply_inplace(fn, target, operands, static=()):
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
     with tst.lock if len(storages) == 1 else _Locks(storages):
+        if type(tst._buffer) is np.ndarray:  # numpy() moved it into NumPy memory meanwhile
+            return _write_host(fn, target, operands, static)
         inputs = _private_inputs(operands, aliases, tensor)  # read under the locks
         try:
             tst.replace(entry.call, entry.donating, offsets, *inputs)
