@@ -28,11 +28,13 @@ class Storage:
 
     ``extremes`` is a cache for index checks: ``(version, layout, smallest, largest)``
     of the elements some layout selected, valid while ``version`` is unchanged.
+    ``node`` is the autograd version of the buffer (see :mod:`arraykit.autograd.graph`),
+    None when no gradient flows through this storage.
     """
 
     __slots__ = (
         "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "extremes",
-        "__weakref__",
+        "node", "__weakref__",
     )
 
     def __init__(self, buffer, dtype, device, shared=False):
@@ -44,6 +46,7 @@ class Storage:
         self.lock = threading.Lock()
         self.shared = shared
         self.extremes = None
+        self.node = None
 
     @property
     def buffer(self):

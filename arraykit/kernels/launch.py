@@ -50,6 +50,7 @@ _KERNELS = {}
 _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
 _TENSOR = []
+_RECORDER = []
 DYNAMIC_AFTER = 3
 SMALL_KERNEL_ELEMENTS = 4096
 FAST_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
@@ -60,6 +61,17 @@ _DYNAMIC = set()
 def register_tensor_type(cls):
     """Tell the launcher which class is the tensor (called once by tensor.py)."""
     _TENSOR.append(cls)
+
+
+def register_recorder(recorder):
+    """Install autograd's recorder (called once by :mod:`arraykit.autograd`).
+
+    ``recorder.apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)``
+    and ``recorder.apply_inplace(entry, fn, target, operands, layouts, inputs,
+    offsets, storages)`` run a kernel whose operands' storages carry autograd
+    versions (``storage.node``); they return None when nothing is to be recorded.
+    """
+    _RECORDER.append(recorder)
 
 
 def cache_info():
@@ -85,12 +97,15 @@ class _Compiled:
 
     ``call`` and ``donating`` run eagerly (possibly with ``FAST_COMPILE_OPTIONS``);
     ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
-    compiler options are not allowed.
+    compiler options are not allowed. ``kernel`` is the traced function itself and
+    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set.
     """
 
-    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags")
+    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards")
 
     def __init__(self):
+        self.kernel = None
+        self.forwards = {}
         self.call = None
         self.donating = None
         self.nested = None
@@ -221,9 +236,12 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     layouts = []
     bufs = []
     first = None
+    tracked = False
     for x in operands:
         if isinstance(x, tensor):
             st = x._storage
+            if st.node is not None:
+                tracked = True
             if first is None:
                 first = st
             layout = x._layout
@@ -246,6 +264,10 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    if tracked and _RECORDER:
+        made = _RECORDER[0].apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)
+        if made is not None:
+            return made
     try:
         outs = entry.call(offsets, *bufs)
     except (RuntimeError, ValueError) as error:
@@ -316,6 +338,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
             return tuple(outs)
 
         options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
+        entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
 
@@ -365,6 +388,7 @@ def apply_inplace(fn, target, operands, static=()):
         )
     tensor = _TENSOR[0]
     tst = target._storage
+    tracked = tst.node is not None
     traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
     key = ["inplace", fn, static, tst.dtype, traced, _layout_key(tl)]
     layouts = [tl]
@@ -381,6 +405,8 @@ def apply_inplace(fn, target, operands, static=()):
             aliases.append(same)
             if not same:
                 storages.append(x._storage)
+                if x._storage.node is not None:
+                    tracked = True
         else:
             key.append(None)
             key.append(x.dtype)
@@ -395,6 +421,10 @@ def apply_inplace(fn, target, operands, static=()):
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
     with tst.lock if len(storages) == 1 else _Locks(storages):
         inputs = _private_inputs(operands, aliases, tensor)  # read under the locks
+        if tracked and _RECORDER and _RECORDER[0].apply_inplace(
+            entry, fn, target, operands, aliases, inputs, offsets
+        ):
+            return target
         try:
             tst.replace(entry.call, entry.donating, offsets, *inputs)
         except ValueError:
@@ -431,6 +461,7 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
         private = [x for x, same in zip(operands, aliases) if not same]
         options = _kernel_options(kernel, layouts, flags, (target,), private,
                                   target.device.platform)
+        entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
         entry.donating = jax.jit(kernel, donate_argnums=0, compiler_options=options)
