@@ -33,7 +33,8 @@ from .tensor import (
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
 from .utility import *  # noqa: F401,F403
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
+from .autograd import functional_grad as grad
 
 __array_api_version__ = api_versions.LATEST
 
@@ -42,7 +43,8 @@ _CORE = [
     "uint64", "float32", "float64", "complex64", "complex128",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft",
-    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
+    "value_and_grad", "vjp",
 ]
 
 __all__ = (

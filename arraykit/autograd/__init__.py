@@ -9,10 +9,16 @@ differentiable by construction (see :mod:`arraykit.autograd.graph`).
 from ..kernels.launch import register_recorder
 from ..tensor import Tensor
 from . import tensor_grad
+from .function import Function, FunctionCtx
+from .functional import grad as functional_grad
+from .functional import value_and_grad, vjp
 from .mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .recording import Recorder
 
-__all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = [
+    "Function", "FunctionCtx", "grad", "backward", "functional_grad", "value_and_grad", "vjp",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+]
 
 register_recorder(Recorder(Tensor))
 tensor_grad.install(Tensor)

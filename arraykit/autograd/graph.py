@@ -82,6 +82,13 @@ class KernelNode:
         self.outputs = ()
 
 
+class CustomVJP:
+    """Base of VJPs written in Python (``autograd.Function``): called with the
+    output cotangents, returns the cotangents of the parents' storages."""
+
+    __slots__ = ()
+
+
 def differentiable(dtype):
     """Whether tensors of ``dtype`` can require grad (floating and complex dtypes)."""
     return dtype.kind in ("float", "complex")
@@ -309,7 +316,7 @@ def run_backward(roots, retain_graph, make_tensor, wanted=None):
             if storage.version != version:
                 raise _version_error(node, storage, version)
         filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
-        in_cts = _pull(node.vjp, filled)
+        in_cts = node.vjp(filled) if isinstance(node.vjp, CustomVJP) else _pull(node.vjp, filled)
         if not retain_graph:
             node.vjp = None
         for parent, ct in zip(node.parents, in_cts):
