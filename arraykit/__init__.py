@@ -8,7 +8,7 @@ assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 import sys as _sys
 
 from . import (
-    api_versions, autograd, constants, creation, data_types, elementwise, fft, indexing, info, linalg,
+    api_versions, autograd, constants, nn, creation, data_types, elementwise, fft, indexing, info, linalg,
     linear_algebra, manipulation, searching, set_functions, sorting, statistical, utility,
 )
 from .constants import *  # noqa: F401,F403
@@ -43,7 +43,7 @@ _CORE = [
     "uint64", "float32", "float64", "complex64", "complex128",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft",
-    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
+    "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
     "value_and_grad", "vjp",
 ]
 
