@@ -8,17 +8,20 @@ assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 import sys as _sys
 
 from . import (
-    api_versions, autograd, constants, nn, creation, data_types, elementwise, fft, indexing, info, linalg,
-    linear_algebra, manipulation, searching, set_functions, sorting, statistical, utility,
+    api_versions, autograd, constants, creation, data_types, elementwise, fft, gather_scatter,
+    indexing, info, linalg, linear_algebra, manipulation, nn, searching, set_functions, sorting,
+    statistical, tensor_methods, utility,
 )
 from .constants import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .data_types import *  # noqa: F401,F403
 from .dtypes import (
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float32, float64, complex64, complex128,
+    float32, float64, complex64, complex128, float16, bfloat16,
 )
+from .devices import device
 from .elementwise import *  # noqa: F401,F403
+from .gather_scatter import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .info import *  # noqa: F401,F403
 from .kernels.launch import cache_clear, cache_info
@@ -36,13 +39,17 @@ from .utility import *  # noqa: F401,F403
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
 from .autograd import functional_grad as grad
 
+# ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
+# module defining ``Tensor``: rebind it after the module import above bound the name.
+from .creation import tensor  # noqa: E402,F811
+
 __array_api_version__ = api_versions.LATEST
 
 _CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "float32", "float64", "complex64", "complex128",
+    "uint64", "float32", "float64", "complex64", "complex128", "float16", "bfloat16",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
-    "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft",
+    "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
     "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
     "value_and_grad", "vjp",
 ]
@@ -53,6 +60,7 @@ __all__ = (
     + creation.__all__
     + data_types.__all__
     + elementwise.__all__
+    + gather_scatter.__all__
     + indexing.__all__
     + info.__all__
     + linear_algebra.__all__

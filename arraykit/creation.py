@@ -41,7 +41,7 @@ from .tensor import Tensor
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
-    "full_like", "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros",
+    "full_like", "linspace", "meshgrid", "ones", "ones_like", "tensor", "tril", "triu", "zeros",
     "zeros_like",
 ]
 
@@ -62,6 +62,19 @@ def _shape(shape):
     if shape and min(shape) < 0:
         raise ValueError(f"negative dimensions are not allowed, got shape {shape}")
     return shape
+
+
+def _varargs_shape(shape, sizes, name):
+    """``shape`` plus PyTorch's varargs sizes: ``zeros(2, 3)`` means ``zeros((2, 3))``."""
+    if not sizes:
+        return shape
+    try:
+        return (operator.index(shape),) + tuple(operator.index(n) for n in sizes)
+    except TypeError:
+        raise TypeError(
+            f"{name}() takes the shape as one sequence or as separate ints, got "
+            f"{(shape, *sizes)!r}"
+        ) from None
 
 
 def _dtype_or(dtype, default):
@@ -138,18 +151,30 @@ def _py(value, what):
 # ---------------------------------------------------------------------- constant fills
 
 
-def zeros(shape, *, dtype=None, device=None):
-    """A new tensor of zeros (default dtype float32)."""
+def zeros(shape, *sizes, dtype=None, device=None):
+    """A new tensor of zeros (default dtype float32).
+
+    The shape is a sequence or, as in PyTorch, separate ints: ``zeros(2, 3)``.
+    """
+    shape = _varargs_shape(shape, sizes, "zeros")
     return _filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
 
 
-def ones(shape, *, dtype=None, device=None):
-    """A new tensor of ones (default dtype float32)."""
+def ones(shape, *sizes, dtype=None, device=None):
+    """A new tensor of ones (default dtype float32).
+
+    The shape is a sequence or, as in PyTorch, separate ints: ``ones(2, 3)``.
+    """
+    shape = _varargs_shape(shape, sizes, "ones")
     return _filled(shape, 1, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
 
 
-def empty(shape, *, dtype=None, device=None):
-    """A new tensor with unspecified values (zeros: JAX buffers are always initialized)."""
+def empty(shape, *sizes, dtype=None, device=None):
+    """A new tensor with unspecified values (zeros: JAX buffers are always initialized).
+
+    The shape is a sequence or, as in PyTorch, separate ints: ``empty(2, 3)``.
+    """
+    shape = _varargs_shape(shape, sizes, "empty")
     return _filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
 
 
@@ -584,6 +609,24 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         arr = np.asarray(obj, copy=False) if copy is False else np.asarray(obj)
         return _from_host(arr, dtype, device, copy)
     raise TypeError(f"asarray: cannot convert an object of type {type(obj).__name__} to a tensor")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data`` (PyTorch's ``torch.tensor``).
+
+    ``data`` is anything :func:`asarray` takes (nested sequences, scalars, NumPy
+    arrays, tensors); it is always copied, so later changes to ``data`` never show.
+    Python scalars get the default dtypes (bool, int64, float32, complex64), NumPy
+    data keeps its dtype. ``requires_grad=True`` is handed to the tensor's
+    ``requires_grad_`` (arraykit's autograd).
+    """
+    out = asarray(data, dtype=dtype, device=device, copy=True)
+    if requires_grad:
+        mark = getattr(out, "requires_grad_", None)
+        if mark is None:
+            raise ValueError("requires_grad=True needs arraykit.autograd (not available yet)")
+        mark(True)
+    return out
 
 
 @x64.scoped

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+import ml_dtypes
 import numpy as np
 
 from . import dtypes as D
@@ -74,7 +75,7 @@ class finfo_object:
     __slots__ = ("bits", "eps", "max", "min", "smallest_normal", "dtype")
 
     def __init__(self, dtype):
-        info = np.finfo(dtype.np)
+        info = ml_dtypes.finfo(dtype.np)  # NumPy's finfo, extended to bfloat16
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

@@ -12,6 +12,7 @@ asks for an alias, which is then marked shared and never written.
 from __future__ import annotations
 
 import functools
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -54,6 +55,10 @@ def all_devices():
     return tuple(found)
 
 
+def _available():
+    return ", ".join(str(d) for d in all_devices())
+
+
 @functools.lru_cache(maxsize=64)
 def _from_string(spec):
     name, _, index = spec.partition(":")
@@ -63,7 +68,9 @@ def _from_string(spec):
     try:
         devices = jax.devices(platform)
     except RuntimeError:
-        raise ValueError(f"device {spec!r} is not available on this machine") from None
+        raise ValueError(
+            f"device {spec!r} is not available on this machine (devices: {_available()})"
+        ) from None
     try:
         i = int(index) if index else 0
     except ValueError:
@@ -84,6 +91,21 @@ def as_device(spec):
     if isinstance(spec, str):
         return _from_string(spec)
     raise TypeError(f"expected a device, got {spec!r}")
+
+
+def device(type, index=None):  # noqa: A002 (PyTorch's name)
+    """The JAX device a PyTorch-style spelling names (``torch.device``'s arraykit twin).
+
+    ``device("cpu")``, ``device("cuda:0")``, ``device("cuda", 1)``, ``device("gpu")``;
+    a JAX device is returned as is. arraykit's devices are JAX devices, so the result
+    compares equal to ``x.device`` and works wherever a device is taken; unlike
+    ``torch.device`` it must exist (ValueError naming the devices otherwise).
+    """
+    if index is not None:
+        if not isinstance(type, str) or ":" in type:
+            raise ValueError(f"device(): an index goes with a bare device type, got {type!r}, {index!r}")
+        type = f"{type}:{operator.index(index)}"
+    return as_device(type)
 
 
 def check_same_device(a, b, what="operation"):

@@ -4,10 +4,17 @@ Each dtype is one :class:`DType` singleton wrapping a NumPy dtype. Promotion
 between two dtypes follows the standard's table and, where the standard leaves
 mixed kinds open, NumPy (``np.promote_types``). Python scalars follow the
 standard's scalar rules; mixed kinds go to the default dtype of the scalar's kind.
+
+Besides the standard's dtypes (:data:`ALL`) there are two floating dtypes PyTorch
+users reach for, ``float16`` (``x.half()``) and ``bfloat16`` (``x.bfloat16()``,
+NumPy's through ``ml_dtypes``, as JAX has it): :data:`EXTRA`. They promote as
+NumPy promotes ``float16``; ``bfloat16`` takes ``float16``'s place except that the
+two together give ``float32`` (neither holds the other), as in PyTorch and JAX.
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 
@@ -16,12 +23,12 @@ class DType:
 
     __slots__ = ("name", "np", "kind", "itemsize")
 
-    def __init__(self, name):
+    def __init__(self, name, np_dtype=None):
         self.name = name
-        self.np = np.dtype(name)
-        self.kind = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}[
-            self.np.kind
-        ]
+        self.np = np.dtype(name if np_dtype is None else np_dtype)
+        self.kind = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}.get(
+            self.np.kind, "float"  # ml_dtypes' bfloat16 has NumPy kind "V"
+        )
         self.itemsize = self.np.itemsize
 
     @property
@@ -58,12 +65,18 @@ float64 = DType("float64")
 complex64 = DType("complex64")
 complex128 = DType("complex128")
 
+float16 = DType("float16")
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16)
+
 ALL = (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128,
 )
-_BY_NAME = {d.name: d for d in ALL}
-_BY_NP = {d.np: d for d in ALL}
+"""The array API standard's dtypes (what ``__array_namespace_info__().dtypes()`` lists)."""
+EXTRA = (float16, bfloat16)
+"""Dtypes outside the standard, for PyTorch's ``half()`` and ``bfloat16()``."""
+_BY_NAME = {d.name: d for d in ALL + EXTRA}
+_BY_NP = {d.np: d for d in ALL + EXTRA}
 
 DEFAULT_FLOAT = float32
 DEFAULT_COMPLEX = complex64
@@ -116,10 +129,23 @@ def complex_dtype(dtype):
     return _COMPLEX_OF.get(dtype, dtype)
 
 
+def _promote_numpy(a, b):
+    """NumPy's promotion, with bfloat16 standing where float16 stands (see module doc)."""
+    if a is bfloat16 and b is bfloat16:
+        return bfloat16
+    if bfloat16 in (a, b):
+        other = b if a is bfloat16 else a
+        if other is float16:
+            return float32
+        result = _BY_NP[np.promote_types(float16.np, other.np)]
+        return bfloat16 if result is float16 else result
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
 _PROMOTION = {}
-for _a in ALL:
-    for _b in ALL:
-        _PROMOTION[_a, _b] = _BY_NP[np.promote_types(_a.np, _b.np)]
+for _a in ALL + EXTRA:
+    for _b in ALL + EXTRA:
+        _PROMOTION[_a, _b] = _promote_numpy(_a, _b)
 
 
 def promote(a, b):

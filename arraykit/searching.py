@@ -74,6 +74,10 @@ def _nonzero(x, size):
     return jnp.nonzero(_is_nonzero(x), size=size)
 
 
+def _argwhere(x, size):
+    return jnp.argwhere(_is_nonzero(x), size=size).astype(jnp.int64).reshape(size, x.ndim)
+
+
 def _where(c, a, b, np_dtype):
     return jnp.where(_is_nonzero(c), a.astype(np_dtype), b.astype(np_dtype))
 
@@ -127,10 +131,14 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
     return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
-def nonzero(x, /):
-    """Indices of the non-zero elements, one index tensor per dimension (C order)."""
+def nonzero(x, /, *, as_tuple=True):
+    """Indices of the non-zero elements, one index tensor per dimension (C order).
+
+    ``as_tuple=False`` (PyTorch's default for ``torch.nonzero``, not the standard's)
+    gives them as one ``(count, x.ndim)`` tensor instead, a 0-d ``x`` included.
+    """
     require_tensor(x, "nonzero")
-    if x.ndim == 0:
+    if x.ndim == 0 and as_tuple:
         raise ValueError("nonzero() needs a tensor with at least one dimension, got a 0-d tensor")
     if is_traced(x):
         raise TypeError(
@@ -138,6 +146,8 @@ def nonzero(x, /):
             "trace; use arraykit.where or a mask multiply instead"
         )
     count = int(apply(_count_nonzero, (x,), (tuple(range(x.ndim)), False)).item())
+    if not as_tuple:
+        return apply(_argwhere, (x,), (bucket(count),))[:count]
     return tuple(t[:count] for t in apply(_nonzero, (x,), (bucket(count),), multiple=True))
 
 

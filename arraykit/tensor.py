@@ -5,6 +5,8 @@ Compute methods and in-place writes call compiled kernels
 (:mod:`arraykit.kernels.launch`). ``Tensor`` is a JAX pytree with one leaf, its
 own values (shape = the tensor's shape), and (shape, dtype, device) as static data:
 JAX's transforms see a view as the values it shows, never as its storage.
+PyTorch's method spellings (``x.exp()``, ``x.max(dim)``, ``x.float()``...) are
+attached by :mod:`arraykit.tensor_methods`.
 """
 
 from __future__ import annotations
@@ -225,7 +227,10 @@ class Tensor:
     def __repr__(self):
         if isinstance(self._storage._buffer, jax.core.Tracer):
             return f"tensor(<traced>, shape={self.shape}, dtype={self._dtype})"
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        values = self.numpy()
+        if self._dtype is D.bfloat16:  # NumPy prints ml_dtypes' bfloat16 without a decimal point
+            values = values.astype(np.float32)
+        body = np.array2string(values, separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self._dtype})"
 
     __str__ = __repr__
@@ -276,30 +281,6 @@ class Tensor:
         with src._storage.lock:
             buf = put(src._storage.buffer, target)
         return Tensor._make(Storage(buf, self._dtype, target), L.contiguous(self.shape), self._dtype)
-
-    def to(self, *args, dtype=None, device=None, copy=False):
-        """PyTorch-style conversion: ``t.to(dtype)``, ``t.to("cpu")``, ``t.to(device, dtype)``,
-        ``t.to(other)`` (other's device and dtype). Returns ``self`` when nothing changes
-        and ``copy`` is false."""
-        for arg in args:
-            if isinstance(arg, Tensor):
-                device = arg.device if device is None else device
-                dtype = arg.dtype if dtype is None else dtype
-            elif isinstance(arg, jax.Device) or (
-                isinstance(arg, str)
-                and arg.partition(":")[0] in ("cpu", "gpu", "cuda", "rocm", "tpu")
-            ):
-                device = arg
-            else:
-                dtype = arg
-        out = self
-        if dtype is not None and D.as_dtype(dtype) is not self._dtype:
-            from .data_types import astype
-
-            out = astype(out, dtype)
-        if device is not None:
-            out = out.to_device(device)
-        return out.clone() if copy and out is self else out
 
     # ------------------------------------------------------------------ views
 
@@ -647,10 +628,6 @@ class Tensor:
             )
         return self._write(result)
 
-    def sum(self, axis=None, keepdims=False, dtype=None):
-        """Sum over ``axis`` (see :func:`arraykit.sum`)."""
-        return _stat.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
     # ------------------------------------------------------------------ misc
 
     def __len__(self):
@@ -682,52 +659,6 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
-
-    # ---- reductions (statistical.py)
-
-    def mean(self, axis=None, keepdims=False):
-        """Arithmetic mean over ``axis`` (see :func:`arraykit.mean`)."""
-        return _stat.mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        """Maximum over ``axis`` (see :func:`arraykit.max`)."""
-        return _stat.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        """Minimum over ``axis`` (see :func:`arraykit.min`)."""
-        return _stat.min(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis=None, keepdims=False, dtype=None):
-        """Product over ``axis`` (see :func:`arraykit.prod`)."""
-        return _stat.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
-    def std(self, axis=None, correction=0.0, keepdims=False):
-        """Standard deviation over ``axis`` (see :func:`arraykit.std`)."""
-        return _stat.std(self, axis=axis, correction=correction, keepdims=keepdims)
-
-    def var(self, axis=None, correction=0.0, keepdims=False):
-        """Variance over ``axis`` (see :func:`arraykit.var`)."""
-        return _stat.var(self, axis=axis, correction=correction, keepdims=keepdims)
-
-    def argmax(self, axis=None, keepdims=False):
-        """Index of the first maximum (see :func:`arraykit.argmax`)."""
-        return _search.argmax(self, axis=axis, keepdims=keepdims)
-
-    def argmin(self, axis=None, keepdims=False):
-        """Index of the first minimum (see :func:`arraykit.argmin`)."""
-        return _search.argmin(self, axis=axis, keepdims=keepdims)
-
-    def argsort(self, axis=-1, descending=False, stable=True):
-        """Indices that sort along ``axis`` (see :func:`arraykit.argsort`)."""
-        return _sorting.argsort(self, axis=axis, descending=descending, stable=stable)
-
-    def sort(self, axis=-1, descending=False, stable=True):
-        """A sorted copy along ``axis`` (see :func:`arraykit.sort`)."""
-        return _sorting.sort(self, axis=axis, descending=descending, stable=stable)
-
-    def cumsum(self, axis=None, dtype=None):
-        """Running sums along ``axis`` (see :func:`arraykit.cumulative_sum`)."""
-        return _stat.cumulative_sum(self, axis=axis, dtype=dtype)
 
 
 def _clamp(cur, *rest):
@@ -873,7 +804,4 @@ jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)
 register_tensor_type(Tensor)
 
 
-from . import elementwise as _ew  # noqa: E402  (these modules import Tensor)
-from . import statistical as _stat  # noqa: E402
-from . import searching as _search  # noqa: E402
-from . import sorting as _sorting  # noqa: E402
+from . import elementwise as _ew  # noqa: E402  (it imports Tensor)

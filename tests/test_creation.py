@@ -361,7 +361,7 @@ def test_asarray_scalar_with_dtype_and_errors():
     with pytest.raises(TypeError):
         ak.asarray("abc")
     with pytest.raises(TypeError):
-        ak.asarray(np.zeros(2, np.float16))
+        ak.asarray(np.zeros(2, np.longdouble))
     with pytest.raises(ValueError):
         ak.asarray(1, copy=False)
     with pytest.raises(ValueError):

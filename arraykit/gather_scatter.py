@@ -1,0 +1,336 @@
+"""PyTorch's gather/scatter family, where the array API standard is silent.
+
+``masked_select``, ``index_select``, ``gather``, ``scatter``, ``scatter_add``,
+``index_add``, ``index_copy`` and ``put`` follow ``torch.<name>``: the same
+arguments (``dim`` first after the tensor), the same shape rules and the same
+errors. The in-place forms (``x.scatter_``, ``x.index_add_``, ``x.put_``, ...) are
+methods (:mod:`arraykit.tensor_methods`) built on the same kernels: an in-place
+form writes through the tensor's layout in one donating kernel, an out-of-place
+form reads and computes in one kernel.
+
+Indices are checked eagerly: an index outside ``[0, size)`` raises ``IndexError``
+naming it, the dimension and the size (``put`` also takes ``[-numel, 0)``, as
+PyTorch does). JAX itself would clamp a gather and drop a scatter silently; under
+a JAX trace no check is possible, and out-of-range gathers read the fill value
+of :mod:`arraykit.indexing`, out-of-range scatters are dropped. As in PyTorch,
+which of several writes to one position wins in ``scatter``/``index_copy``/``put``
+(without ``accumulate``) is unspecified.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from . import dtypes as D
+from . import layout as L
+from .devices import check_same_device
+from .indexing import _host_extremes
+from .kernels.launch import apply, apply_inplace
+from .tensor import Tensor, _coerce_value, is_traced, require_tensor
+
+__all__ = [
+    "gather", "index_add", "index_copy", "index_select", "masked_select", "put", "scatter",
+    "scatter_add",
+]
+
+_INT32_OR_64 = (D.int32, D.int64)
+_INT64 = (D.int64,)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _bounds(idx):
+    return jnp.stack([jnp.min(idx), jnp.max(idx)])
+
+
+def _index_select(x, idx, dim):
+    return x.at[(slice(None),) * dim + (idx,)].get(mode="fill")
+
+
+def _gather(x, idx, dim):
+    return jnp.take_along_axis(x, idx, axis=dim, mode="fill")
+
+
+def _positions(idx, dim):
+    """Index arrays addressing, for each element of ``idx``, its target position."""
+    grids = list(jnp.indices(idx.shape, sparse=True))
+    grids[dim] = idx
+    return tuple(grids)
+
+
+def _scatter(cur, idx, src, dim, add):
+    """``cur`` with ``src`` (cut or broadcast to ``idx``'s shape) stored (or added) at ``idx`` along ``dim``."""
+    src = jnp.broadcast_to(src[tuple(slice(0, n) for n in idx.shape)] if src.ndim else src, idx.shape)
+    at = cur.at[_positions(idx, dim)]
+    src = src.astype(cur.dtype)
+    return at.add(src, mode="drop") if add else at.set(src, mode="drop")
+
+
+def _index_update(cur, idx, src, dim, add, alpha):
+    """``cur`` with the slices ``src`` stored (or ``alpha * src`` added) at ``idx`` along ``dim``."""
+    at = cur.at[(slice(None),) * dim + (idx,)]
+    if add:
+        return at.add((src * alpha if alpha != 1 else src).astype(cur.dtype), mode="drop")
+    return at.set(src.astype(cur.dtype), mode="drop")
+
+
+def _put(cur, idx, src, accumulate):
+    flat = cur.reshape(-1)
+    idx = idx.reshape(-1)
+    idx = jnp.where(idx < 0, idx + flat.shape[0], idx)
+    at = flat.at[idx]
+    src = src.reshape(-1).astype(cur.dtype)
+    flat = at.add(src, mode="drop") if accumulate else at.set(src, mode="drop")
+    return flat.reshape(cur.shape)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _index(index, x, allowed, name):
+    """``index`` checked to be a tensor of an ``allowed`` dtype on ``x``'s device."""
+    require_tensor(index, name)
+    if index._dtype not in allowed:
+        names = " or ".join(d.name for d in allowed)
+        raise TypeError(f"{name}(): expected an index tensor of dtype {names}, got {index.dtype}")
+    check_same_device(x.device, index.device, name)
+    return index
+
+
+def _outside(index, low, high):
+    """An element of ``index`` outside ``[low, high)``, or None (also when traced or empty)."""
+    if index._layout.numel == 0 or is_traced(index):
+        return None
+    if index._storage.device.platform == "cpu":
+        lo, hi = _host_extremes(index)
+    else:
+        lo, hi = apply(_bounds, (index,)).tolist()
+    if lo < low:
+        return lo
+    return hi if hi >= high else None
+
+
+def _check_range(index, size, dim, name):
+    """IndexError when an element of ``index`` lies outside ``[0, size)``."""
+    bad = _outside(index, 0, size)
+    if bad is not None:
+        raise IndexError(f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _source(x, src, name):
+    """``src`` checked to be a tensor of ``x``'s dtype on its device."""
+    require_tensor(src, name)
+    check_same_device(x.device, src.device, name)
+    if src._dtype is not x._dtype:
+        raise TypeError(
+            f"{name}(): expected the source to have the dtype of self ({x.dtype}), got {src.dtype}"
+        )
+    return src
+
+
+def _dim(x, dim):
+    return L.normalize_dim(dim, max(x.ndim, 1), "dim")
+
+
+def _at_least_1d(t):
+    """A 0-d tensor as a 1-element view (PyTorch treats 0-d tensors as 1-D here)."""
+    return t.reshape(1) if t.ndim == 0 else t
+
+
+# ----------------------------------------------------------------------------- gathers
+
+
+def masked_select(x, mask, /):
+    """The elements of ``x`` where the boolean ``mask`` is true, as a new 1-D tensor.
+
+    ``x`` and ``mask`` broadcast together; elements come in C order.
+    """
+    require_tensor(x, "masked_select")
+    require_tensor(mask, "masked_select")
+    if mask._dtype is not D.bool_:
+        raise TypeError(f"masked_select(): expected a bool mask, got {mask.dtype}")
+    check_same_device(x.device, mask.device, "masked_select")
+    shape = L.broadcast_shapes(x.shape, mask.shape) or (1,)
+    return x.broadcast_to(shape)[mask.broadcast_to(shape)]
+
+
+def _vector_index(x, dim, index, allowed, name):
+    """(dim, 1-D index) for the index_* functions, range-checked along ``dim``."""
+    dim = _dim(x, dim)
+    _index(index, x, allowed, name)
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): the index must be a vector (at most 1-D), got shape {index.shape}")
+    index = _at_least_1d(index)
+    _check_range(index, _at_least_1d(x).shape[dim], dim, name)
+    return dim, index
+
+
+def index_select(x, dim, index, /):
+    """The slices of ``x`` at the positions ``index`` (1-D int32/int64) along ``dim``."""
+    require_tensor(x, "index_select")
+    dim, flat = _vector_index(x, dim, index, _INT32_OR_64, "index_select")
+    out = apply(_index_select, (_at_least_1d(x), flat), (dim,))
+    return out.reshape(()) if x.ndim == 0 else out
+
+
+def _gather_shapes(x, dim, index, name, src=None):
+    """PyTorch's shape rule of gather/scatter: ``index`` has ``x``'s number of
+    dimensions and is no larger than ``x`` outside ``dim`` (nor than ``src``)."""
+    if max(index.ndim, 1) != max(x.ndim, 1):
+        raise ValueError(
+            f"{name}(): the index must have as many dimensions as self, got index shape "
+            f"{index.shape} and self shape {x.shape}"
+        )
+    index_shape, x_shape = _at_least_1d(index).shape, _at_least_1d(x).shape
+    too_big = [d for d, n in enumerate(index_shape) if d != dim and n > x_shape[d]]
+    against = f"self {x.shape} apart from dimension {dim}"
+    if src is not None and src.ndim:
+        if src.ndim != index.ndim:
+            raise ValueError(
+                f"{name}(): the source must have as many dimensions as the index, got source "
+                f"shape {src.shape} and index shape {index.shape}"
+            )
+        too_big += [d for d, n in enumerate(index_shape) if n > src.shape[d]]
+        against += f" and than the source {src.shape}"
+    if too_big:
+        raise ValueError(
+            f"{name}(): index of shape {index.shape} must be no larger than {against} "
+            f"(dimension {too_big[0]})"
+        )
+
+
+def gather(x, dim, index, /):
+    """Values of ``x`` along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
+
+    ``index`` (int32/int64) has ``x``'s number of dimensions and is no larger than
+    ``x`` outside ``dim``; the result has ``index``'s shape.
+    """
+    require_tensor(x, "gather")
+    _index(index, x, _INT32_OR_64, "gather")
+    dim = _dim(x, dim)
+    _gather_shapes(x, dim, index, "gather")
+    flat = _at_least_1d(index)
+    src = _at_least_1d(x)
+    src = src[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(flat.shape))]
+    _check_range(flat, src.shape[dim], dim, "gather")
+    return apply(_gather, (src, flat), (dim,)).reshape(index.shape)
+
+
+# ----------------------------------------------------------------------------- scatters
+
+
+def _scatter_operands(x, dim, index, src, name):
+    """(target view, dim, index, source) of a scatter, checked as PyTorch checks them.
+
+    ``src`` is a tensor of ``x``'s dtype or a scalar (a 0-d operand of that dtype).
+    """
+    require_tensor(x, name)
+    _index(index, x, _INT32_OR_64, name)
+    dim = _dim(x, dim)
+    if isinstance(src, Tensor):
+        _source(x, src, name)
+    else:
+        src = _coerce_value(src, x)
+    _gather_shapes(x, dim, index, name, src)
+    index = _at_least_1d(index)
+    _check_range(index, _at_least_1d(x).shape[dim], dim, name)
+    if isinstance(src, Tensor):
+        src = _at_least_1d(src)
+    return _at_least_1d(x), dim, index, src
+
+
+def scatter_into(x, dim, index, src, add, name):
+    """Write (``add``: add) ``src`` into ``x`` in place at ``index`` along ``dim``
+    (``x.scatter_``, ``x.scatter_add_``); returns ``x``."""
+    target, dim, index, src = _scatter_operands(x, dim, index, src, name)
+    apply_inplace(_scatter, target, (index, src), (dim, add))
+    return x
+
+
+def scatter(x, dim, index, src, /):
+    """A copy of ``x`` with ``src`` (a tensor or a scalar) written at ``index`` along ``dim``.
+
+    ``out[index[i][j]][j] = src[i][j]`` for dim 0; ``index`` (int32/int64) has
+    ``x``'s number of dimensions and is no larger than ``src``, nor than ``x``
+    outside ``dim``. A tensor ``src`` has ``x``'s dtype, as PyTorch requires.
+    """
+    target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
+    return apply(_scatter, (target, index, src), (dim, False)).reshape(x.shape)
+
+
+def scatter_add(x, dim, index, src, /):
+    """A copy of ``x`` with the tensor ``src`` added at ``index`` along ``dim``
+    (repeated indices accumulate); shapes as in :func:`scatter`."""
+    _source(x, src, "scatter_add")
+    target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
+    return apply(_scatter, (target, index, src), (dim, True)).reshape(x.shape)
+
+
+def _index_update_operands(x, dim, index, source, add, name):
+    """(target view, dim, 1-D index, source) of index_add/index_copy, with PyTorch's
+    shape and dtype rules (index_copy takes int64 indices only, as PyTorch)."""
+    require_tensor(x, name)
+    _source(x, source, name)
+    dim, flat = _vector_index(x, dim, index, _INT32_OR_64 if add else _INT64, name)
+    target = _at_least_1d(x)
+    want = list(target.shape)
+    want[dim] = flat.shape[0]
+    if list(_at_least_1d(source).shape) != want:
+        raise ValueError(
+            f"{name}(): the source must have shape {tuple(want)} (self's shape {x.shape} with "
+            f"the index's length {flat.shape[0]} along dimension {dim}), got {source.shape}"
+        )
+    return target, dim, flat, _at_least_1d(source)
+
+
+def index_update_into(x, dim, index, source, add, alpha, name):
+    """In place: the slices ``source`` stored (``add``: ``alpha * source`` added) at
+    ``index`` along ``dim`` of ``x`` (``x.index_copy_``, ``x.index_add_``); returns ``x``."""
+    target, dim, flat, source = _index_update_operands(x, dim, index, source, add, name)
+    apply_inplace(_index_update, target, (flat, source), (dim, add, alpha))
+    return x
+
+
+def index_add(x, dim, index, source, /, *, alpha=1):
+    """A copy of ``x`` with ``alpha * source`` added to the slices at ``index`` along ``dim``.
+
+    ``index`` is 1-D (int32/int64; repeated indices accumulate); ``source`` has
+    ``x``'s dtype and shape except ``len(index)`` along ``dim``.
+    """
+    target, dim, flat, source = _index_update_operands(x, dim, index, source, True, "index_add")
+    return apply(_index_update, (target, flat, source), (dim, True, alpha)).reshape(x.shape)
+
+
+def index_copy(x, dim, index, source, /):
+    """A copy of ``x`` with the slices at ``index`` (1-D int64) along ``dim`` replaced by ``source``."""
+    target, dim, flat, source = _index_update_operands(x, dim, index, source, False, "index_copy")
+    return apply(_index_update, (target, flat, source), (dim, False, 1)).reshape(x.shape)
+
+
+def _put_operands(x, index, source, name):
+    require_tensor(x, name)
+    _index(index, x, _INT64, name)
+    _source(x, source, name)
+    if source.size != index.size:
+        raise ValueError(
+            f"{name}(): source and index must have the same number of elements, got "
+            f"{source.size} and {index.size}"
+        )
+    bad = _outside(index, -x.size, x.size)
+    if bad is not None:
+        raise IndexError(f"{name}(): index {bad} is out of range for a tensor of {x.size} elements")
+
+
+def put_into(x, index, source, accumulate):
+    """In place (``x.put_``): ``source`` stored (or added) at the flat C-order
+    positions ``index`` of ``x``; negative positions count from the end."""
+    _put_operands(x, index, source, "put_")
+    return apply_inplace(_put, x, (index, source), (bool(accumulate),))
+
+
+def put(x, index, source, /, *, accumulate=False):
+    """A copy of ``x`` with ``source`` stored (``accumulate``: added) at the flat
+    positions ``index`` (int64; C order over ``x``'s shape, negative from the end)."""
+    _put_operands(x, index, source, "put")
+    return apply(_put, (x, index, source), (bool(accumulate),))

@@ -1,0 +1,560 @@
+"""PyTorch's method spellings on :class:`~arraykit.tensor.Tensor`.
+
+The array API standard defines few methods on arrays; PyTorch users call most
+functions as methods (``x.exp()``, ``x.sum(0, keepdim=True)``, ``x.max(1)``,
+``x.float()``, ``x.new_zeros(2, 3)``...). This module attaches those spellings to
+``Tensor``. Each method calls the namespace function that does the work, so the
+method and ``arraykit.<function>`` always agree.
+
+Where PyTorch and the standard disagree, methods follow PyTorch and the namespace
+functions follow the standard:
+
+* reductions take ``dim=``/``keepdim=`` (and the standard's ``axis=``/``keepdims=``);
+  ``x.max(dim)``/``x.min(dim)``/``x.sort()`` return ``(values, indices)`` named
+  tuples; ``x.std()``/``x.var()`` default to ``correction=1``;
+* the floating-point functions (``exp``, ``log``, ``sqrt``, ``sin``...) take
+  integer and bool tensors and compute in the default float dtype, float32;
+* ``x.nonzero()`` is a 2-D tensor of indices (``as_tuple=True``: a tuple).
+
+Promotion between tensors is arraykit's everywhere (the standard's table, NumPy's
+for mixed kinds, :mod:`arraykit.dtypes`): an int64 tensor combined with a float32
+tensor, or an integer division, gives float64 where PyTorch gives float32.
+
+The in-place twins (``x.exp_()``, ``x.pow_(2)``, ``x.eq_(y)``...) compute the
+out-of-place result and write it through ``x``'s layout; like ``x[...] = value``
+they raise ``TypeError`` when the result's dtype cannot be written into ``x``'s
+without loss (``int_tensor.exp_()``).
+
+``Tensor.size`` stays the standard's attribute (the number of elements);
+PyTorch's ``x.size()`` is spelled ``x.shape`` here, and ``x.numel()`` is the count.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+
+import jax
+import jax.numpy as jnp
+
+from . import creation as C
+from . import dtypes as D
+from . import elementwise as E
+from . import gather_scatter as G
+from . import layout as L
+from . import linear_algebra as LA
+from . import manipulation as M
+from . import searching as S
+from . import sorting as SO
+from . import statistical as ST
+from . import utility as U
+from .data_types import astype
+from .devices import as_device
+from .indexing import take_along_axis
+from .kernels.launch import apply
+from .tensor import Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format
+
+ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
+ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
+``x.sort()`` (PyTorch's ``torch.return_types``)."""
+
+
+def _attach(name, fn, doc):
+    """Put ``fn`` on ``Tensor`` as the method ``name`` with docstring ``doc``."""
+    fn.__name__ = name
+    fn.__qualname__ = f"Tensor.{name}"
+    fn.__doc__ = doc
+    setattr(Tensor, name, fn)
+
+
+def _attach_property(name, fn, doc):
+    """Put ``fn`` on ``Tensor`` as the read-only property ``name``."""
+    fn.__name__ = name
+    fn.__doc__ = doc
+    setattr(Tensor, name, property(fn, doc=doc))
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _reduction_args(name, dim, keepdim, axis, keepdims):
+    """PyTorch's ``dim``/``keepdim`` or the standard's ``axis``/``keepdims`` (not both)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{name}() got both dim={dim!r} and axis={axis!r}; pass one of them")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    return dim, bool(keepdim)
+
+
+def _plain_reduction(name, function, extra=()):
+    """A reduction method ``x.name(dim=None, keepdim=False)`` over ``function``."""
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None, **kwargs):
+        dim, keepdim = _reduction_args(name, dim, keepdim, axis, keepdims)
+        return function(self, axis=dim, keepdims=keepdim, **kwargs)
+    _attach(name, method, f"``x.{name}(dim=None, keepdim=False)``: :func:`arraykit.{function.__name__}` "
+            f"over ``dim`` (or ``axis``){extra}.")
+
+
+_plain_reduction("sum", ST.sum, "; ``dtype=`` as the function takes it")
+_plain_reduction("prod", ST.prod, "; ``dtype=`` as the function takes it")
+_plain_reduction("all", U.all)
+_plain_reduction("any", U.any)
+_plain_reduction("argmax", S.argmax)
+_plain_reduction("argmin", S.argmin)
+_plain_reduction("count_nonzero", S.count_nonzero)
+
+
+def _mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    dim, keepdim = _reduction_args("mean", dim, keepdim, axis, keepdims)
+    if dtype is not None:
+        self = astype(self, dtype)
+    elif self._dtype.kind not in ("float", "complex"):
+        raise TypeError(
+            f"mean(): a tensor of dtype {self.dtype} needs a floating-point dtype= (as in "
+            "PyTorch); arraykit.mean(x) computes it in float32"
+        )
+    return ST.mean(self, axis=dim, keepdims=keepdim)
+
+
+_attach("mean", _mean, "``x.mean(dim=None, keepdim=False, dtype=None)``: :func:`arraykit.mean` "
+        "of ``x`` (converted to ``dtype`` when given; integer tensors need one, as in PyTorch).")
+
+
+def _extreme_method(name, reduce, arg):
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if isinstance(dim, Tensor):  # torch.max(input, other): element-wise
+            return (E.maximum if name == "max" else E.minimum)(self, dim)
+        dim, keepdim = _reduction_args(name, dim, keepdim, axis, keepdims)
+        values = reduce(self, axis=dim, keepdims=keepdim)
+        if dim is None or isinstance(dim, tuple):
+            return values
+        return ValuesIndices(values, arg(self, axis=dim, keepdims=keepdim))
+    _attach(name, method, (
+        f"``x.{name}()``: the {name}imum (:func:`arraykit.{name}`); ``x.{name}(dim, keepdim=False)``: "
+        f"a ``(values, indices)`` named tuple over one dimension, as PyTorch; "
+        f"``x.{name}(other)``: the element-wise {name}imum."
+    ))
+
+
+_extreme_method("max", ST.max, S.argmax)
+_extreme_method("min", ST.min, S.argmin)
+
+
+def _moment_method(name, function):
+    def method(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+               keepdims=None):
+        dim, keepdim = _reduction_args(name, dim, keepdim, axis, keepdims)
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        elif unbiased is not None:
+            raise TypeError(f"{name}() got both unbiased={unbiased!r} and correction={correction!r}")
+        return function(self, axis=dim, correction=correction, keepdims=keepdim)
+    _attach(name, method, (
+        f"``x.{name}(dim=None, unbiased=True, keepdim=False, *, correction=1)``: "
+        f":func:`arraykit.{name}` with PyTorch's default Bessel correction."
+    ))
+
+
+_moment_method("std", ST.std)
+_moment_method("var", ST.var)
+
+
+def _cumulative_method(name, function):
+    def method(self, dim=None, *, dtype=None, axis=None):
+        dim, _ = _reduction_args(name, dim, False, axis, None)
+        return function(self, axis=dim, dtype=dtype)
+    _attach(name, method, f"``x.{name}(dim)``: :func:`arraykit.{function.__name__}` along ``dim``.")
+
+
+_cumulative_method("cumsum", ST.cumulative_sum)
+_cumulative_method("cumprod", ST.cumulative_prod)
+
+
+def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    return SO.argsort(self, axis=dim if axis is None else axis, descending=descending, stable=True)
+
+
+def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    indices = _argsort(self, dim, descending, stable, axis=axis)
+    return ValuesIndices(take_along_axis(self, indices, axis=dim if axis is None else axis), indices)
+
+
+_attach("argsort", _argsort, "``x.argsort(dim=-1, descending=False)``: :func:`arraykit.argsort` "
+        "(always stable, which is one of the orders ``stable=False`` allows).")
+_attach("sort", _sort, "``x.sort(dim=-1, descending=False)``: a ``(values, indices)`` named "
+        "tuple, as PyTorch (stable).")
+
+
+# ----------------------------------------------------------------------------- element-wise
+
+# PyTorch method name -> namespace function. The floating-point functions take
+# integer and bool tensors as PyTorch does (computed in float32).
+_FLOATING_UNARY = {
+    "exp": E.exp, "expm1": E.expm1, "log": E.log, "log1p": E.log1p, "log2": E.log2,
+    "log10": E.log10, "sqrt": E.sqrt, "sin": E.sin, "cos": E.cos, "tan": E.tan,
+    "asin": E.asin, "acos": E.acos, "atan": E.atan, "sinh": E.sinh, "cosh": E.cosh,
+    "tanh": E.tanh, "asinh": E.asinh, "acosh": E.acosh, "atanh": E.atanh,
+    "arcsin": E.asin, "arccos": E.acos, "arctan": E.atan, "arcsinh": E.asinh,
+    "arccosh": E.acosh, "arctanh": E.atanh, "reciprocal": E.reciprocal, "signbit": E.signbit,
+}
+_UNARY = {
+    "abs": E.abs, "absolute": E.abs, "neg": E.negative, "negative": E.negative,
+    "positive": E.positive, "sign": E.sign, "ceil": E.ceil, "floor": E.floor,
+    "trunc": E.trunc, "fix": E.trunc, "round": E.round, "square": E.square,
+    "logical_not": E.logical_not, "bitwise_not": E.bitwise_invert, "conj": E.conj,
+    "isnan": E.isnan, "isinf": E.isinf, "isfinite": E.isfinite,
+}
+_BINARY = {
+    "mul": E.multiply, "multiply": E.multiply, "div": E.divide, "divide": E.divide,
+    "true_divide": E.divide, "floor_divide": E.floor_divide, "remainder": E.remainder,
+    "pow": E.pow, "maximum": E.maximum, "minimum": E.minimum, "atan2": E.atan2,
+    "arctan2": E.atan2, "hypot": E.hypot, "logaddexp": E.logaddexp, "copysign": E.copysign,
+    "nextafter": E.nextafter, "eq": E.equal, "ne": E.not_equal, "not_equal": E.not_equal,
+    "lt": E.less, "less": E.less, "le": E.less_equal, "less_equal": E.less_equal,
+    "gt": E.greater, "greater": E.greater, "ge": E.greater_equal,
+    "greater_equal": E.greater_equal, "logical_and": E.logical_and,
+    "logical_or": E.logical_or, "logical_xor": E.logical_xor, "bitwise_and": E.bitwise_and,
+    "bitwise_or": E.bitwise_or, "bitwise_xor": E.bitwise_xor,
+    "bitwise_left_shift": E.bitwise_left_shift, "bitwise_right_shift": E.bitwise_right_shift,
+}
+# Result-is-bool tests have no in-place twin in PyTorch.
+_NO_INPLACE = {"isnan", "isinf", "isfinite", "signbit", "conj", "positive"}
+
+
+def _floating(x):
+    """``x`` itself, or converted to float32 when it is an integer or bool tensor."""
+    return astype(x, D.DEFAULT_FLOAT) if x._dtype.kind in ("bool", "int", "uint") else x
+
+
+def _unary_method(name, function, floating):
+    if floating:
+        def method(self):
+            return function(_floating(self))
+    else:
+        def method(self):
+            return function(self)
+    cast = " (integer and bool tensors computed in float32)" if floating else ""
+    _attach(name, method, f"``x.{name}()``: :func:`arraykit.{function.__name__}`{cast}.")
+
+
+def _binary_method(name, function):
+    def method(self, other):
+        return function(self, other)
+    _attach(name, method, f"``x.{name}(other)``: :func:`arraykit.{function.__name__}`.")
+
+
+def _scaled(other, alpha):
+    return other if alpha == 1 else other * alpha
+
+
+def _add(self, other, *, alpha=1):
+    return E.add(self, _scaled(other, alpha))
+
+
+def _sub(self, other, *, alpha=1):
+    return E.subtract(self, _scaled(other, alpha))
+
+
+def _clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
+    if min is None and max is None:
+        raise ValueError("clamp(): at least one of min and max must be given")
+    return E.clip(self, min, max)
+
+
+def _inplace_twin(name):
+    """``x.name_(...)``: ``x.name(...)`` written back into ``x`` (unless Tensor has it)."""
+    inplace = name + "_"
+    if inplace in vars(Tensor):
+        return
+    compute = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        return self._write(compute(self, *args, **kwargs))
+    _attach(inplace, method, f"``x.{inplace}(...)``: ``x.{name}(...)`` written into ``x`` in place.")
+
+
+for _name, _fn in _FLOATING_UNARY.items():
+    _unary_method(_name, _fn, True)
+for _name, _fn in _UNARY.items():
+    _unary_method(_name, _fn, False)
+for _name, _fn in _BINARY.items():
+    _binary_method(_name, _fn)
+_attach("add", _add, "``x.add(other, alpha=1)``: ``x + alpha * other`` (:func:`arraykit.add`).")
+_attach("sub", _sub, "``x.sub(other, alpha=1)``: ``x - alpha * other`` (:func:`arraykit.subtract`).")
+_attach("subtract", _sub, "``x.subtract(other, alpha=1)``: ``x - alpha * other``.")
+_attach("clamp", _clamp, "``x.clamp(min=None, max=None)``: :func:`arraykit.clip` (one bound at least).")
+_attach("clip", _clamp, "``x.clip(min=None, max=None)``: alias of :meth:`clamp`.")
+for _name in [*_FLOATING_UNARY, *_UNARY, *_BINARY, "add", "sub", "subtract", "clamp", "clip"]:
+    if _name not in _NO_INPLACE:
+        _inplace_twin(_name)
+del _name, _fn
+
+
+# ----------------------------------------------------------------------------- linear algebra
+
+
+def _product_of(name, ndim, what):
+    """``x.name(other)``: :func:`arraykit.matmul` of two tensors of ``ndim`` dimensions."""
+    def method(self, other):
+        if self.ndim != ndim or getattr(other, "ndim", None) != ndim:
+            raise ValueError(
+                f"{name}(): expected two {ndim}-D tensors, got shapes {self.shape} and "
+                f"{getattr(other, 'shape', type(other).__name__)}"
+            )
+        return LA.matmul(self, other)
+    _attach(name, method, f"``x.{name}(other)``: {what}.")
+
+
+_attach("matmul", lambda self, other: LA.matmul(self, other),
+        "``x.matmul(other)``: :func:`arraykit.matmul` (``x @ other``).")
+_product_of("mm", 2, "the matrix product of two 2-D tensors")
+_product_of("dot", 1, "the inner product of two 1-D tensors (no conjugation)")
+
+
+# ----------------------------------------------------------------------------- shapes
+
+
+def _repeat(self, *sizes):
+    sizes = _dims(sizes)
+    if len(sizes) < self.ndim:
+        raise ValueError(
+            f"repeat(): the number of repeats ({len(sizes)}) cannot be smaller than the number "
+            f"of dimensions of the tensor ({self.ndim}, shape {self.shape})"
+        )
+    return M.tile(self, sizes)
+
+
+def _triangle_method(name, function):
+    def method(self, diagonal=0):
+        return function(self, k=diagonal)
+    _attach(name, method, f"``x.{name}(diagonal=0)``: :func:`arraykit.{name}` with ``k=diagonal``.")
+
+
+_attach("view_as", lambda self, other: self.view(other.shape),
+        "``x.view_as(other)``: ``x.view(other.shape)``.")
+_attach("reshape_as", lambda self, other: self.reshape(other.shape),
+        "``x.reshape_as(other)``: ``x.reshape(other.shape)``.")
+_attach("repeat", _repeat, "``x.repeat(*sizes)``: ``x`` tiled ``sizes[i]`` times along each "
+        "dimension (PyTorch's repeat is :func:`arraykit.tile`; at least ``x.ndim`` sizes).")
+_triangle_method("triu", C.triu)
+_triangle_method("tril", C.tril)
+_inplace_twin("triu")
+_inplace_twin("tril")
+
+
+# ----------------------------------------------------------------------------- new tensors
+
+
+def _new_like(name, make):
+    def method(self, *size, dtype=None, device=None):
+        return make(_dims(size), dtype=self._dtype if dtype is None else dtype,
+                    device=self.device if device is None else device)
+    _attach(name, method, f"``x.{name}(*size)``: :func:`arraykit.{make.__name__}` with ``x``'s "
+            "dtype and device unless given.")
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None):
+    return C.full(_dims((size,)), fill_value, dtype=self._dtype if dtype is None else dtype,
+                  device=self.device if device is None else device)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None):
+    return C.tensor(data, dtype=self._dtype if dtype is None else dtype,
+                    device=self.device if device is None else device)
+
+
+_new_like("new_zeros", C.zeros)
+_new_like("new_ones", C.ones)
+_new_like("new_empty", C.empty)
+_attach("new_full", _new_full, "``x.new_full(size, fill_value)``: :func:`arraykit.full` with "
+        "``x``'s dtype and device unless given.")
+_attach("new_tensor", _new_tensor, "``x.new_tensor(data)``: :func:`arraykit.tensor` with "
+        "``x``'s dtype and device unless given.")
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _equal(self, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal(): expected a tensor, got {type(other).__name__}")
+    return self.shape == other.shape and builtins.bool(U.all(E.equal(self, other)))
+
+
+def _isclose_body(a, b, rtol, atol, equal_nan):
+    return jnp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"isclose(): expected a tensor, got {type(other).__name__}")
+    if other._dtype is not self._dtype:
+        raise TypeError(f"isclose(): expected tensors of one dtype, got {self.dtype} and {other.dtype}")
+    return apply(_isclose_body, (self, other), (float(rtol), float(atol), builtins.bool(equal_nan)))
+
+
+_attach("equal", _equal, "``x.equal(other)``: True when both have one shape and equal values "
+        "(``torch.equal``; a Python bool, NaN is never equal).")
+_attach("isclose", _isclose, "``x.isclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)``: "
+        "element-wise ``|x - other| <= atol + rtol * |other|`` (tensors of one dtype).")
+_attach("allclose", lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: builtins.bool(
+    U.all(_isclose(self, other, rtol, atol, equal_nan))),
+    "``x.allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)``: whether every element is "
+    "close (a Python bool).")
+
+
+# ----------------------------------------------------------------------------- indexing
+
+
+def _masked_fill(self, mask, value):
+    return self.clone().masked_fill_(mask, value)
+
+
+def _nonzero(self, *, as_tuple=False):
+    if as_tuple and self.ndim == 0:
+        return S.nonzero(self.reshape(1))
+    return S.nonzero(self, as_tuple=as_tuple)
+
+
+_attach("masked_fill", _masked_fill, "``x.masked_fill(mask, value)``: a copy of ``x`` with "
+        "``value`` where the boolean ``mask`` (broadcast) is true.")
+_attach("masked_select", lambda self, mask: G.masked_select(self, mask),
+        "``x.masked_select(mask)``: :func:`arraykit.masked_select`.")
+_attach("index_select", lambda self, dim, index: G.index_select(self, dim, index),
+        "``x.index_select(dim, index)``: :func:`arraykit.index_select`.")
+_attach("gather", lambda self, dim, index: G.gather(self, dim, index),
+        "``x.gather(dim, index)``: :func:`arraykit.gather`.")
+_attach("scatter", lambda self, dim, index, src: G.scatter(self, dim, index, src),
+        "``x.scatter(dim, index, src)``: :func:`arraykit.scatter`.")
+_attach("scatter_", lambda self, dim, index, src: G.scatter_into(self, dim, index, src, False, "scatter_"),
+        "``x.scatter_(dim, index, src)``: :func:`arraykit.scatter` written into ``x`` in place.")
+_attach("scatter_add", lambda self, dim, index, src: G.scatter_add(self, dim, index, src),
+        "``x.scatter_add(dim, index, src)``: :func:`arraykit.scatter_add`.")
+_attach("scatter_add_", lambda self, dim, index, src: G.scatter_into(self, dim, index, src, True, "scatter_add_"),
+        "``x.scatter_add_(dim, index, src)``: :func:`arraykit.scatter_add` in place.")
+_attach("index_add", lambda self, dim, index, source, *, alpha=1: G.index_add(self, dim, index, source, alpha=alpha),
+        "``x.index_add(dim, index, source, alpha=1)``: :func:`arraykit.index_add`.")
+_attach("index_add_", lambda self, dim, index, source, *, alpha=1: G.index_update_into(
+    self, dim, index, source, True, alpha, "index_add_"),
+    "``x.index_add_(dim, index, source, alpha=1)``: :func:`arraykit.index_add` in place.")
+_attach("index_copy", lambda self, dim, index, source: G.index_copy(self, dim, index, source),
+        "``x.index_copy(dim, index, source)``: :func:`arraykit.index_copy`.")
+_attach("index_copy_", lambda self, dim, index, source: G.index_update_into(
+    self, dim, index, source, False, 1, "index_copy_"),
+    "``x.index_copy_(dim, index, source)``: :func:`arraykit.index_copy` in place.")
+_attach("put", lambda self, index, source, accumulate=False: G.put(self, index, source, accumulate=accumulate),
+        "``x.put(index, source, accumulate=False)``: :func:`arraykit.put`.")
+_attach("put_", lambda self, index, source, accumulate=False: G.put_into(self, index, source, accumulate),
+        "``x.put_(index, source, accumulate=False)``: :func:`arraykit.put` in place.")
+_attach("nonzero", _nonzero, "``x.nonzero(as_tuple=False)``: the indices of the nonzero elements "
+        "as an ``(n, x.ndim)`` tensor, or one index tensor per dimension with ``as_tuple=True``.")
+
+
+# ----------------------------------------------------------------------------- conversions
+
+_DEVICE_PREFIXES = ("cpu", "gpu", "cuda", "rocm", "tpu")
+_MEMORY_FORMATS = (contiguous_format, channels_last, channels_last_3d, preserve_format)
+
+
+def _is_device(arg):
+    return isinstance(arg, jax.Device) or (
+        isinstance(arg, str) and arg.partition(":")[0] in _DEVICE_PREFIXES
+    )
+
+
+def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
+        memory_format=preserve_format):
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device = arg.device if device is None else device
+            dtype = arg.dtype if dtype is None else dtype
+        elif _is_device(arg):
+            device = arg
+        elif isinstance(arg, builtins.bool):
+            continue  # PyTorch's positional non_blocking (see the docstring)
+        else:
+            dtype = arg
+    if memory_format not in _MEMORY_FORMATS:
+        raise ValueError(f"to(): unknown memory_format {memory_format!r}")
+    out = self
+    if dtype is not None and D.as_dtype(dtype) is not self._dtype:
+        out = astype(out, dtype)
+    if device is not None:
+        out = out.to_device(device)
+    if memory_format != preserve_format:
+        out = out.contiguous(memory_format)
+    return out.clone(memory_format) if copy and out is self else out
+
+
+_attach("to", _to, """PyTorch's conversion: ``x.to(dtype)``, ``x.to(device)``, ``x.to(other)``
+(``other``'s device and dtype), ``x.to(device, dtype, non_blocking=True)``,
+``x.to(memory_format=arraykit.channels_last)``. Returns ``x`` itself when nothing
+changes and ``copy`` is false. JAX transfers are always asynchronous, so
+``non_blocking`` needs nothing more (see :meth:`pin_memory`).""")
+
+
+def _conversion(name, dtype):
+    def method(self, memory_format=preserve_format):
+        return _to(self, dtype, memory_format=memory_format)
+    _attach(name, method, f"``x.{name}()``: ``x.to(arraykit.{dtype.name})`` (``x`` itself when "
+            "it already has that dtype).")
+
+
+for _name, _dtype in {
+    "float": D.float32, "double": D.float64, "half": D.float16, "bfloat16": D.bfloat16,
+    "long": D.int64, "int": D.int32, "short": D.int16, "char": D.int8, "byte": D.uint8,
+    "bool": D.bool_, "cfloat": D.complex64, "cdouble": D.complex128,
+}.items():
+    _conversion(_name, _dtype)
+del _name, _dtype
+
+# PyTorch's legacy type names (x.type()).
+_TYPE_NAMES = {
+    D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor",
+    D.bfloat16: "BFloat16Tensor", D.int64: "LongTensor", D.int32: "IntTensor",
+    D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
+    D.uint16: "UInt16Tensor", D.uint32: "UInt32Tensor", D.uint64: "UInt64Tensor",
+    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor",
+}
+_BY_TYPE_NAME = {name: dtype for dtype, name in _TYPE_NAMES.items()}
+
+
+def _type(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        return "arraykit." + _TYPE_NAMES[self._dtype]
+    if isinstance(dtype, str):
+        name = dtype.rpartition(".")[2]
+        if name in _BY_TYPE_NAME:
+            dtype = _BY_TYPE_NAME[name]
+    return _to(self, dtype, non_blocking=non_blocking)
+
+
+_attach("type", _type, """``x.type()``: PyTorch's type name (``"arraykit.FloatTensor"``);
+``x.type(dtype)``: ``x.to(dtype)``, where ``dtype`` may also be such a name.""")
+
+
+def _cuda(self, device=None, non_blocking=False):
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, int):
+        device = f"cuda:{device}"
+    return _to(self, as_device(device), non_blocking=non_blocking)
+
+
+_attach("cpu", lambda self: self.to_device("cpu"),
+        "``x.cpu()``: ``x`` on the CPU (``x`` itself when it is there).")
+_attach("cuda", _cuda, """``x.cuda(device=None)``: ``x`` on a GPU (``device`` an index,
+``"cuda:N"`` or a JAX device; the first GPU by default). ValueError naming the
+available devices when there is no such GPU.""")
+_attach_property("is_cuda", lambda self: self.device.platform == "gpu",
+                 "Whether the tensor is on a GPU.")
+_attach_property("is_cpu", lambda self: self.device.platform == "cpu",
+                 "Whether the tensor is on the CPU.")
+_attach_property("nbytes", lambda self: self.size * self._dtype.itemsize,
+                 "Bytes the tensor's elements take (``numel() * itemsize``; not the storage's).")
+_attach_property("itemsize", lambda self: self._dtype.itemsize, "Bytes per element.")
+_attach("nelement", lambda self: self.numel(), "``x.nelement()``: alias of :meth:`numel`.")
