@@ -8,8 +8,8 @@ assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
 import sys as _sys
 
 from . import (
-    api_versions, constants, creation, data_types, device_memory, elementwise, fft,
-    gather_scatter, indexing, info, linalg, linear_algebra, manipulation, searching,
+    api_versions, autograd, constants, creation, data_types, device_memory, elementwise, fft,
+    gather_scatter, indexing, info, linalg, linear_algebra, manipulation, nn, searching,
     set_functions, sorting, statistical, tensor_methods, utility,
 )
 from .constants import *  # noqa: F401,F403
@@ -37,6 +37,8 @@ from .tensor import (
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
 from .utility import *  # noqa: F401,F403
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
+from .autograd import functional_grad as grad
 
 # ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
 # module defining ``Tensor``: rebind it after the module import above bound the name.
@@ -49,6 +51,8 @@ _CORE = [
     "uint64", "float32", "float64", "complex64", "complex128", "float16", "bfloat16",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
+    "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
+    "value_and_grad", "vjp",
 ]
 
 __all__ = (

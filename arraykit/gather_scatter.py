@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from . import dtypes as D
 from . import layout as L
 from .devices import check_same_device
-from .indexing import _host_extremes
+from .indexing import _extremes
 from .kernels.launch import apply, apply_inplace
 from .tensor import Tensor, _coerce_value, is_traced, require_tensor
 
@@ -107,7 +107,8 @@ def _outside(index, low, high):
     if index._layout.numel == 0 or is_traced(index):
         return None
     if index._storage.device.platform == "cpu":
-        lo, hi = _host_extremes(index)
+        with index._storage.lock:
+            _, _, lo, hi = _extremes(index)
     else:
         lo, hi = apply(_bounds, (index,)).tolist()
     if lo < low:

@@ -82,11 +82,13 @@ class Storage:
 
     ``extremes`` is a cache for index checks: ``(version, layout, smallest, largest)``
     of the elements some layout selected, valid while ``version`` is unchanged.
+    ``node`` is the autograd version of the buffer (see :mod:`arraykit.autograd.graph`),
+    None when no gradient flows through this storage.
     """
 
     __slots__ = (
         "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "extremes",
-        "_counted", "__weakref__",
+        "_counted", "node", "__weakref__",
     )
 
     def __init__(self, buffer, dtype, device, shared=False):
@@ -98,6 +100,7 @@ class Storage:
         self.lock = threading.RLock()  # re-entrant: writes into NumPy memory read under it
         self.shared = shared
         self.extremes = None
+        self.node = None
         if isinstance(buffer, _Tracer):
             self._counted = None  # a traced value holds no memory
         else:

@@ -52,7 +52,7 @@ def _dims(args):
 class Tensor:
     """A strided view of a :class:`~arraykit.storage.Storage` (PyTorch memory model)."""
 
-    __slots__ = ("_storage", "_layout", "_dtype", "__weakref__")
+    __slots__ = ("_storage", "_layout", "_dtype", "_grad", "_retains_grad", "_detached", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, *args, **kwargs):

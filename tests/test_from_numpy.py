@@ -304,6 +304,30 @@ def test_readers_never_see_half_a_write():
     assert (a == 199.0).all()
 
 
+def test_autograd_over_numpy_memory():
+    """Reads of NumPy memory are differentiable; updates under no_grad() land in the
+    array (an SGD step on a parameter whose values NumPy shows); a recorded in-place
+    write raises instead of losing its history."""
+    w_np = np.array([1.0, -2.0, 3.0])
+    w = ak.from_numpy(w_np).requires_grad_()
+    w_t = torch.from_numpy(w_np.copy()).requires_grad_()
+    for lib, p in ((ak, w), (torch, w_t)):
+        loss = (p * p).sum()
+        loss.backward()
+        with lib.no_grad():
+            p.sub_(p.grad * 0.25)
+    np.testing.assert_array_equal(w_np, w_t.detach().numpy())
+    with pytest.raises(RuntimeError):
+        w_t.add_(1.0)
+    with pytest.raises(RuntimeError, match="cannot be recorded by autograd"):
+        w.add_(1.0)
+    plain = ak.from_numpy(np.zeros(3))
+    with pytest.raises(RuntimeError, match="cannot be recorded by autograd"):
+        plain.add_(w)
+    plain.add_(w.detach())
+    np.testing.assert_array_equal(plain._values(), w_np)
+
+
 def test_numpy_while_another_thread_writes():
     """numpy() moves the storage while writes run: every write lands in the shared memory."""
     for _ in range(3):

@@ -111,6 +111,15 @@ def test_index_check_sees_writes_to_the_indices():
     check(ak.take(x, base[2:3]), [2.0])
 
 
+def test_indices_in_the_storage_of_x():
+    """x and its indices may be views of one storage (one lock guards check and gather)."""
+    x = ak.asarray(np.array([3, 0, 2, 1, 4]))
+    check(ak.take(x, x[:3]), [1, 3, 2])
+    check(ak.take_along_axis(x, x[::-1]), [4, 0, 2, 3, 1])
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        ak.take(x[:4], x[2:])
+
+
 def test_argument_errors():
     x = ak.asarray(np.arange(12.0).reshape(3, 4))
     i = ak.asarray(np.array([0, 1]))

@@ -346,12 +346,75 @@ MULTI_DEVICE = textwrap.dedent("""
 """)
 
 
-def test_two_cpu_devices_in_subprocess():
+DEFAULT_DEVICE = textwrap.dedent("""
+    import threading
+    import jax, numpy as np
+    import arraykit as ak
+    d0, d1 = jax.devices("cpu")
+
+    def placed():  # where new tensors go, and what the namespace reports
+        made = (ak.zeros(3), ak.arange(3), ak.asarray([1, 2]), ak.asarray(np.ones(2)),
+                ak.eye(2), ak.full((), 1.5))
+        found = {t.device for t in made} | {ak.__array_namespace_info__().default_device()}
+        found |= {d for t in made for d in t.untyped_storage().buffer.devices()}
+        return found
+
+    assert placed() == {d0}
+    with jax.default_device(d1):
+        assert placed() == {d1}
+        other = []  # the context manager is thread-local: another thread keeps d0
+        thread = threading.Thread(target=lambda: other.append(ak.zeros(1).device))
+        thread.start()
+        thread.join()
+        assert other == [d0], other
+        assert ak.zeros(2, device=d0).device == d0  # an explicit device still wins
+    assert placed() == {d0}
+    with jax.default_device("cpu"):  # a platform name: its first device
+        assert placed() == {d0}
+    jax.config.update("jax_default_device", d1)
+    assert placed() == {d1}
+    jax.config.update("jax_default_device", None)
+    assert placed() == {d0}
+    print("ok")
+""")
+
+
+def _run_with_two_cpus(script):
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
     env["JAX_PLATFORMS"] = "cpu"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    proc = subprocess.run([sys.executable, "-c", MULTI_DEVICE], env=env, cwd=root,
+    proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=root,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("ok")
+
+
+def test_two_cpu_devices_in_subprocess():
+    _run_with_two_cpus(MULTI_DEVICE)
+
+
+def test_default_device_follows_jax_in_subprocess():
+    _run_with_two_cpus(DEFAULT_DEVICE)
+
+
+def _gpus():
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:
+        return []
+
+
+@pytest.mark.skipif(not _gpus(), reason="needs a GPU")
+def test_default_device_follows_jax_on_gpu():
+    gpu, cpu = _gpus()[0], jax.devices("cpu")[0]
+    assert ak.zeros(2).device == jax.devices()[0]
+    with jax.default_device(cpu):
+        assert ak.zeros(2).device == cpu and ak.arange(3).device == cpu
+        assert ak.__array_namespace_info__().default_device() == cpu
+    with jax.default_device("gpu"):
+        assert ak.zeros(2).device == gpu
+    with jax.default_device(cpu):
+        with jax.default_device(gpu):
+            t = ak.asarray([1.0, 2.0])
+    assert t.device == gpu and t.untyped_storage().buffer.devices() == {gpu}

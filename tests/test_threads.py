@@ -8,6 +8,8 @@ their writes survive, and readers running meanwhile must neither raise (no
 
 from __future__ import annotations
 
+import itertools
+import sys
 import threading
 
 import numpy as np
@@ -119,3 +121,50 @@ def test_concurrent_writes_reading_another_storage():
     run_threads(work)
     total = sum(range(WRITES // 2))
     np.testing.assert_array_equal(dst.numpy(), np.full(THREADS * 16, total))
+
+
+def test_take_checks_the_indices_it_gathers_with():
+    """A write racing a take either makes it raise IndexError or is not seen at all:
+    the indices a take checks are the indices it gathers with (never fill values)."""
+    x = ak.asarray(np.arange(10.0))
+    good = np.array([[0, 9, 3, 7], [1, 2, 8, 5]])
+    flat, grid = ak.asarray(good[0]), ak.asarray(good)
+    done = threading.Event()
+    ok = [0, 0]
+
+    def gather(indices, call, expected):
+        try:
+            got = call(indices).numpy()
+        except IndexError:
+            return 0
+        np.testing.assert_array_equal(got, expected)
+        return 1
+
+    def write(target, value):  # out of range in one write of four
+        for k in itertools.count():
+            if done.is_set():
+                return
+            target[2] = 10 if k % 4 == 0 else value
+
+    def read():
+        try:
+            for _ in range(400):
+                ok[0] += gather(flat, lambda j: ak.take(x, j), good[0].astype(float))
+                ok[1] += gather(grid, lambda j: ak.take_along_axis(x[None], j, axis=1),
+                                good.astype(float))
+        finally:
+            done.set()
+
+    def work(i):
+        if i == 0:
+            read()
+        else:
+            write((flat, grid[1])[i - 1], int(good[i - 1, 2]))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so the race window is hit
+    try:
+        run_threads(work, n=3)
+    finally:
+        sys.setswitchinterval(interval)
+    assert ok[0] and ok[1], ok  # in-range snapshots were gathered, not only rejected

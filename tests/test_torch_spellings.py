@@ -122,10 +122,10 @@ def test_tensor_copies_and_requires_grad():
     y = ak.tensor(x)
     y[1] = -1.0
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0] and not ak.shares_memory(x, y)
-    if not hasattr(ak.Tensor, "requires_grad_"):
-        with pytest.raises(ValueError, match="requires_grad=True needs arraykit.autograd"):
-            ak.tensor([1.0], requires_grad=True)
-    assert ak.tensor([1.0], requires_grad=False).tolist() == [1.0]
+    g = ak.tensor([1.0, 2.0], requires_grad=True)  # handed to requires_grad_ (autograd)
+    assert g.requires_grad and g.is_leaf and not ak.tensor([1.0]).requires_grad
+    (g * g).sum().backward()
+    assert g.grad.tolist() == [2.0, 4.0]
 
 
 def test_namespace_keeps_the_standard_forms():

@@ -51,6 +51,7 @@ _KERNELS = {}
 _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
 _TENSOR = []
+_RECORDER = []
 DYNAMIC_AFTER = 3
 SMALL_KERNEL_ELEMENTS = 4096
 FAST_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
@@ -61,6 +62,17 @@ _DYNAMIC = set()
 def register_tensor_type(cls):
     """Tell the launcher which class is the tensor (called once by tensor.py)."""
     _TENSOR.append(cls)
+
+
+def register_recorder(recorder):
+    """Install autograd's recorder (called once by :mod:`arraykit.autograd`).
+
+    ``recorder.apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)``
+    and ``recorder.apply_inplace(entry, fn, target, operands, layouts, inputs,
+    offsets, storages)`` run a kernel whose operands' storages carry autograd
+    versions (``storage.node``); they return None when nothing is to be recorded.
+    """
+    _RECORDER.append(recorder)
 
 
 def cache_info():
@@ -86,12 +98,15 @@ class _Compiled:
 
     ``call`` and ``donating`` run eagerly (possibly with ``FAST_COMPILE_OPTIONS``);
     ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
-    compiler options are not allowed.
+    compiler options are not allowed. ``kernel`` is the traced function itself and
+    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set.
     """
 
-    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags")
+    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards")
 
     def __init__(self):
+        self.kernel = None
+        self.forwards = {}
         self.call = None
         self.donating = None
         self.nested = None
@@ -222,15 +237,18 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     layouts = []
     bufs = []
     first = None
+    tracked = False
     for x in operands:
         if isinstance(x, tensor):
             st = x._storage
+            if st.node is not None:
+                tracked = True
             if first is None:
                 first = st
             layout = x._layout
             if layout.shape or not _is_cpu_view(x):
                 buf = st._buffer
-                if type(buf) is np.ndarray:  # NumPy memory: read a private copy of the extent
+                if type(buf) is np.ndarray:  # NumPy memory: read a private copy of what it selects
                     buf, layout = host_memory.read(st, layout)
                 geometry = layout.geometry
                 key += (geometry if geometry in _DYNAMIC else layout, x._dtype)
@@ -250,6 +268,10 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    if tracked and _RECORDER:
+        made = _RECORDER[0].apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)
+        if made is not None:
+            return made
     try:
         outs = entry.call(offsets, *bufs)
     except (RuntimeError, ValueError) as error:
@@ -320,6 +342,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
             return tuple(outs)
 
         options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
+        entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
 
@@ -375,6 +398,7 @@ def apply_inplace(fn, target, operands, static=()):
     tst = target._storage
     if type(tst._buffer) is np.ndarray:
         return _write_host(fn, target, operands, static)
+    tracked = tst.node is not None
     traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
     key = ["inplace", fn, static, tst.dtype, traced, _layout_key(tl)]
     layouts = [tl]
@@ -393,6 +417,8 @@ def apply_inplace(fn, target, operands, static=()):
             aliases.append(same)
             if not same:
                 storages.append(x._storage)
+                if x._storage.node is not None:
+                    tracked = True
         else:
             key.append(None)
             key.append(x.dtype)
@@ -409,6 +435,10 @@ def apply_inplace(fn, target, operands, static=()):
         if type(tst._buffer) is np.ndarray:  # numpy() moved it into NumPy memory meanwhile
             return _write_host(fn, target, operands, static)
         inputs = _private_inputs(operands, aliases, tensor)  # read under the locks
+        if tracked and _RECORDER and _RECORDER[0].apply_inplace(
+            entry, fn, target, operands, aliases, inputs, offsets
+        ):
+            return target
         try:
             tst.replace(entry.call, entry.donating, offsets, *inputs)
         except ValueError:
@@ -448,6 +478,12 @@ def _write_host(fn, target, operands, static):
     tst = target._storage
     with _Locks([tst] + [x._storage for x in operands if isinstance(x, tensor)]):
         result = apply(_computed, (target, *operands), (fn, static))
+        if result._storage.node is not None:  # autograd recorded it: NumPy memory has no history
+            raise RuntimeError(
+                "an in-place write into a tensor over NumPy memory (from_numpy, numpy()) cannot "
+                "be recorded by autograd; write into a clone() of it, detach() the operands, "
+                "or write under arraykit.no_grad()"
+            )
         host_memory.write(tst, target._layout, result)
     return target
 
@@ -479,6 +515,7 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
         private = [x for x, same in zip(operands, aliases) if not same]
         options = _kernel_options(kernel, layouts, flags, (target,), private,
                                   target.device.platform)
+        entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
         entry.donating = jax.jit(kernel, donate_argnums=0, compiler_options=options)

@@ -1,0 +1,345 @@
+"""The autograd graph: versions of storages, the kernels between them, and backward.
+
+A program over tensors is a program over storage buffers (see DESIGN.md,
+"Tracing and autograd"). Every storage whose values depend on a tensor that
+requires grad carries ``storage.node``, the *version* of its buffer: a
+:class:`Leaf` (a tensor created with ``requires_grad``) or an :class:`Output` of
+a :class:`KernelNode`. A kernel that reads such storages records one node whose
+backward is JAX's VJP of the very kernel that ran (reads through layouts
+included), computed by the same jitted call that produced the forward values
+(the VJP's residuals are a pytree the jitted forward returns). An in-place write
+is a kernel from the old version of its storage (and its operands) to the new
+one, so an in-place op through a view rewrites the history of every alias of the
+storage, as in PyTorch, with no special case for views.
+
+Cotangents flow per storage version, as arrays of the storage buffer's shape;
+a tensor's gradient is its view of that array (its layout), and a tensor's
+gradient becomes a storage cotangent by the transpose of the read (overlapping
+views sum).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import dtypes as D
+from .. import layout as L
+from .. import x64
+from ..kernels import strided
+from jax.extend.core import Literal
+
+
+class Leaf:
+    """The version of a storage created by a leaf tensor that requires grad.
+
+    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None.
+    """
+
+    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "__weakref__")
+
+    def __init__(self, layout, shape, dtype):
+        self.layout = layout
+        self.shape = shape
+        self.dtype = dtype
+        self.grad = None
+        self.hooks = []
+
+
+class Output:
+    """Output ``index`` of a kernel node: the storage version that kernel produced.
+
+    ``watchers`` are tensors over this version that want their gradient
+    (``retain_grad``, hooks, ``autograd.grad`` inputs): (tensor, hooks) pairs.
+    """
+
+    __slots__ = ("kernel", "index", "shape", "dtype", "watchers", "__weakref__")
+
+    def __init__(self, kernel, index, shape, dtype):
+        self.kernel = kernel
+        self.index = index
+        self.shape = shape
+        self.dtype = dtype
+        self.watchers = None
+
+
+class KernelNode:
+    """One recorded kernel: its VJP (None once freed), input versions and saved tensors.
+
+    ``parents`` are the versions its differentiable inputs had; ``saved`` lists
+    (storage, version) of the inputs whose values the VJP keeps, checked at
+    backward time like PyTorch's saved-tensor version counter.
+    """
+
+    __slots__ = ("name", "vjp", "parents", "saved", "outputs")
+
+    def __init__(self, name, vjp, parents, saved):
+        self.name = name
+        self.vjp = vjp
+        self.parents = parents
+        self.saved = saved
+        self.outputs = ()
+
+
+class CustomVJP:
+    """Base of VJPs written in Python (``autograd.Function``): called with the
+    output cotangents, returns the cotangents of the parents' storages."""
+
+    __slots__ = ()
+
+
+def differentiable(dtype):
+    """Whether tensors of ``dtype`` can require grad (floating and complex dtypes)."""
+    return dtype.kind in ("float", "complex")
+
+
+# ---------------------------------------------------------------------- recording
+
+
+class Forward:
+    """The jitted forward-with-VJP of one kernel for one choice of differentiated arguments.
+
+    ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
+    ``i`` is differentiated. ``call(*args)`` returns ``(outputs, vjp)`` (the VJP is
+    a pytree of residuals); ``donating`` does the same and donates argument 0 (the
+    target buffer of an in-place kernel). ``saved``: the positions, among the
+    differentiated arguments, whose values the VJP's residuals depend on.
+    """
+
+    __slots__ = ("call", "donating", "saved", "name")
+
+    def __init__(self, kernel, mask, name):
+        self.saved = None
+        self.name = name
+
+        def forward(*args):
+            diff = [a for a, m in zip(args, mask) if m]
+
+            def on_diff(*d):
+                values = iter(d)
+                out = kernel(*(next(values) if m else a for a, m in zip(args, mask)))
+                return out if isinstance(out, tuple) else (out,)
+
+            if self.saved is None:
+                self.saved = _saved_positions(on_diff, diff)
+            return jax.vjp(on_diff, *diff)
+
+        self.call = jax.jit(forward)
+        self.donating = jax.jit(forward, donate_argnums=0)
+
+
+def _saved_positions(fn, diff):
+    """Positions of ``diff`` that the VJP's residuals depend on (jaxpr data flow)."""
+    avals = [jax.ShapeDtypeStruct(d.shape, d.dtype) for d in diff]
+    jaxpr = jax.make_jaxpr(lambda *d: jax.tree.leaves(jax.vjp(fn, *d)[1]))(*avals).jaxpr
+    deps = {v: {i} for i, v in enumerate(jaxpr.invars)}
+    for eqn in jaxpr.eqns:
+        found = set()
+        for v in eqn.invars:
+            if not isinstance(v, Literal):
+                found |= deps.get(v, set())
+        for v in eqn.outvars:
+            deps[v] = found
+    saved = set()
+    for v in jaxpr.outvars:
+        if not isinstance(v, Literal):
+            saved |= deps.get(v, set())
+    return tuple(sorted(saved))
+
+
+def make_node(forward, outs, vjp, parents, diff_storages):
+    """The :class:`KernelNode` of a recorded call of ``forward``, made right after it.
+
+    ``parents``: the versions the differentiated arguments had; ``diff_storages``
+    their storages (an in-place kernel's target already at its new version, so
+    only later writes count as modifying a saved tensor). Each output gets an
+    :class:`Output` version; callers install it on differentiable outputs' storages.
+    """
+    saved = []
+    for i in forward.saved:
+        st = diff_storages[i]
+        saved.append((st, st.version))
+    node = KernelNode(forward.name, vjp, tuple(parents), tuple(saved))
+    node.outputs = tuple(Output(node, i, o.shape, D.from_numpy(o.dtype)) for i, o in enumerate(outs))
+    return node
+
+
+# ---------------------------------------------------------------------- backward
+
+
+@jax.jit
+def _pull(vjp, cts):
+    return vjp(cts)
+
+
+@jax.jit
+def _add(a, b):
+    return a + b
+
+
+_SPREAD = {}
+_GATHER = {}
+
+
+def _is_whole(shape, layout):
+    return layout.shape == shape and layout == L.contiguous(shape)
+
+
+def spread(g, shape, dtype, layout):
+    """A tensor's gradient ``g`` (its shape) as a cotangent of a storage buffer of
+    ``shape`` and ``dtype``: the transpose of reading ``layout`` (overlaps sum)."""
+    if _is_whole(shape, layout):
+        return g.astype(dtype.np)
+    key = (shape, dtype, layout)
+    fn = _SPREAD.get(key)
+    if fn is None:
+
+        def transposed_read(values, shape=shape, np_dtype=dtype.np, layout=layout):
+            zeros = jnp.zeros(shape, np_dtype)
+            pull = jax.vjp(lambda b: strided.read(b, layout), zeros)[1]
+            return pull(values.astype(np_dtype))[0]
+
+        fn = _SPREAD[key] = jax.jit(transposed_read)
+    return fn(g)
+
+
+def gather(ct, shape, layout):
+    """The view ``layout`` of the storage cotangent ``ct`` (a tensor's gradient)."""
+    if _is_whole(shape, layout):
+        return ct
+    fn = _GATHER.get(layout)
+    if fn is None:
+        fn = _GATHER[layout] = jax.jit(lambda c, layout=layout: strided.read(c, layout))
+    return fn(ct)
+
+
+def _zeros(out):
+    if differentiable(out.dtype):
+        return jnp.zeros(out.shape, out.dtype.np)
+    return np.zeros(out.shape, jax.dtypes.float0)
+
+
+def _order(roots):
+    """Kernel nodes reachable from the version nodes ``roots``, consumers first."""
+    seen = set()
+    post = []
+    stack = [(v.kernel, False) for v in roots if isinstance(v, Output)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            post.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for parent in node.parents:
+            if isinstance(parent, Output) and id(parent.kernel) not in seen:
+                stack.append((parent.kernel, False))
+    post.reverse()
+    return post
+
+
+def _version_error(node, storage, saved_version):
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: an input of {node.name} (a storage of {storage.size()} "
+        f"{storage.dtype} elements) is at version {storage.version}; expected version "
+        f"{saved_version} instead. Clone the tensor before modifying it in place"
+    )
+
+
+def _freed_error(node):
+    return RuntimeError(
+        f"Trying to backward through the graph a second time (through {node.name}), or to "
+        "access saved tensors after they have already been freed. Specify "
+        "retain_graph=True if you need to backward through the graph a second time"
+    )
+
+
+def _accumulate(cts, version, ct):
+    key = id(version)
+    held = cts.get(key)
+    cts[key] = (version, ct if held is None else _add(held[1], ct))
+
+
+def _notify(version, ct, make_tensor):
+    """Run the tensor hooks and ``retain_grad`` of the tensors watching ``version``.
+
+    A hook sees the tensor's gradient and may return a replacement, which changes
+    the storage cotangent that flows on. Returns the (possibly changed) cotangent.
+    """
+    for tensor_ref, layout, hooks in version.watchers or ():
+        grad = gather(ct, version.shape, layout)
+        for hook in hooks:
+            replaced = hook(make_tensor(grad))
+            if replaced is not None:
+                new = replaced._storage._buffer.reshape(layout.shape)
+                ct = _add(ct, spread(new - grad, version.shape, version.dtype, layout))
+                grad = new
+        tensor = tensor_ref()
+        if tensor is not None and tensor._retains_grad:
+            tensor._grad = make_tensor(grad)
+    return ct
+
+
+@x64.scoped
+def run_backward(roots, retain_graph, make_tensor, wanted=None):
+    """Backpropagate ``roots``, (version node, cotangent of its buffer) pairs.
+
+    Without ``wanted``, leaf gradients accumulate into ``Leaf.grad``
+    (``Tensor.backward``). With ``wanted``, a list of version nodes, returns their
+    cotangents (None where unreached) and leaves ``.grad`` alone
+    (``autograd.grad``). ``make_tensor`` turns a buffer into a tensor.
+    """
+    cts = {}
+    for version, ct in roots:
+        _accumulate(cts, version, ct)
+    want = set() if wanted is None else {id(v) for v in wanted}
+    found = {}
+    for node in _order([v for v, _ in roots]):
+        out_cts = []
+        for out in node.outputs:
+            held = cts.pop(id(out), None)
+            ct = None
+            if held is not None:
+                ct = _notify(out, held[1], make_tensor)
+                if id(out) in want:
+                    found[id(out)] = ct
+            out_cts.append(ct)
+        if all(ct is None for ct in out_cts):
+            continue
+        if node.vjp is None:
+            raise _freed_error(node)
+        for storage, version in node.saved:
+            if storage.version != version:
+                raise _version_error(node, storage, version)
+        filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
+        in_cts = node.vjp(filled) if isinstance(node.vjp, CustomVJP) else _pull(node.vjp, filled)
+        if not retain_graph:
+            node.vjp = None
+        for parent, ct in zip(node.parents, in_cts):
+            if parent is not None:
+                _accumulate(cts, parent, ct)
+    for version, ct in cts.values():
+        if id(version) in want:
+            found[id(version)] = ct
+        elif wanted is None and isinstance(version, Leaf):
+            _deposit(version, ct, make_tensor)
+    if wanted is not None:
+        return [found.get(id(v)) for v in wanted]
+    return None
+
+
+def _deposit(leaf, ct, make_tensor):
+    """Add a storage cotangent into a leaf's ``.grad`` (after the leaf's hooks)."""
+    grad = gather(ct, leaf.shape, leaf.layout)
+    for hook in leaf.hooks:
+        replaced = hook(make_tensor(grad))
+        if replaced is not None:
+            grad = replaced._storage._buffer.reshape(leaf.layout.shape)
+    if leaf.grad is None:
+        leaf.grad = make_tensor(grad)
+    else:
+        leaf.grad = leaf.grad + make_tensor(grad)

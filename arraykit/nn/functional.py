@@ -1,0 +1,345 @@
+"""``arraykit.nn.functional``: activations and losses with PyTorch's signatures.
+
+Most are one kernel each (a pure JAX function launched on the operands), so their
+gradients are JAX's VJP of that kernel. ``softmax``, ``log_softmax``,
+``logsumexp`` and ``cross_entropy`` have hand-written gradients through
+:class:`arraykit.autograd.Function`; cross-entropy is one fused forward kernel and
+one fused backward kernel (see :mod:`arraykit.nn.loss_kernels`).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import layout as L
+from ..autograd.function import Function
+from ..kernels.launch import apply
+from ..tensor import is_traced, require_tensor
+from . import loss_kernels as K
+
+__all__ = [
+    "softmax", "log_softmax", "logsumexp", "nll_loss", "cross_entropy",
+    "binary_cross_entropy_with_logits", "mse_loss", "relu", "gelu", "silu", "linear", "dropout",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _dim(dim, ndim, name):
+    if dim is None:
+        raise TypeError(f"{name}: dim must be given (an int)")
+    return L.normalize_dim(operator.index(dim), ndim)
+
+
+def _reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one of {_REDUCTIONS}")
+    return reduction
+
+
+class _LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = apply(K.log_softmax, (x,), (dim,))
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return apply(K.log_softmax_backward, (out, grad), (ctx.dim,)), None
+
+
+class _Softmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = apply(K.softmax, (x,), (dim,))
+        ctx.save_for_backward(out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return apply(K.softmax_backward, (out, grad), (ctx.dim,)), None
+
+
+class _LogSumExp(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        out = apply(K.logsumexp, (x,), (dims, keepdim))
+        ctx.save_for_backward(x, out)
+        ctx.options = (dims, keepdim)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        return apply(K.logsumexp_backward, (x, out, grad), ctx.options), None, None
+
+
+def _floating(x, name):
+    require_tensor(x, name)
+    if x.dtype.kind not in ("float", "complex"):
+        raise TypeError(f"{name}: expected a floating-point tensor, got {x.dtype}")
+    return x
+
+
+def log_softmax(input, dim=None, dtype=None):
+    """``log(softmax(input))`` along ``dim``, computed stably."""
+    x = _floating(input if dtype is None else input.to(dtype), "log_softmax")
+    return _LogSoftmax.apply(x, _dim(dim, x.ndim, "log_softmax"))
+
+
+def softmax(input, dim=None, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
+    x = _floating(input if dtype is None else input.to(dtype), "softmax")
+    return _Softmax.apply(x, _dim(dim, x.ndim, "softmax"))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input)))`` over ``dim`` (an int or a tuple), computed stably."""
+    x = _floating(input, "logsumexp")
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = tuple(sorted(L.normalize_dim(operator.index(d), x.ndim) for d in dims))
+    return _LogSumExp.apply(x, dims, bool(keepdim))
+
+
+# ---------------------------------------------------------------------- cross-entropy
+
+
+class _CrossEntropy(Function):
+    @staticmethod
+    def forward(ctx, x, target, weight, options):
+        operands = (x, target) if weight is None else (x, target, weight)
+        loss, lse = apply(_ce_forward, operands, (options,), multiple=True)
+        ctx.save_for_backward(x, target, weight, lse)
+        ctx.options = options
+        ctx.mark_non_differentiable(lse)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, target, weight, lse = ctx.saved_tensors
+        operands = (x, target, lse, grad) if weight is None else (x, target, weight, lse, grad)
+        return apply(_ce_backward, operands, (ctx.options,)), None, None, None
+
+
+def _ce_forward(x, target, *rest):
+    *weight, options = rest
+    return K.cross_entropy_forward(x, target, weight[0] if weight else None, options)
+
+
+def _ce_backward(x, target, *rest):
+    *weight, lse, grad, options = rest
+    return K.cross_entropy_backward(x, target, weight[0] if weight else None, lse, grad, options)
+
+
+def _check_targets(x, target, by_index, ignore_index, name):
+    """Shape and dtype of ``target`` against ``x``; class indices in range (when concrete)."""
+    batch = (x.shape[0],) + x.shape[2:]
+    if not by_index:
+        if target.shape != x.shape:
+            raise ValueError(
+                f"{name}: probability targets must have the input's shape {x.shape}, got {target.shape}"
+            )
+        return
+    if target.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{name}: class-index targets must be integers, got {target.dtype}")
+    if target.shape != batch:
+        raise ValueError(
+            f"{name}: expected target of shape {batch} for input of shape {x.shape}, got {target.shape}"
+        )
+    if is_traced(target) or not target.size:
+        return
+    values = target.numpy()
+    bad = values[((values < 0) | (values >= x.shape[1])) & (values != ignore_index)]
+    if bad.size:
+        raise IndexError(f"{name}: target {int(bad[0])} is out of bounds for {x.shape[1]} classes")
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Cross-entropy between logits ``input`` (N, C) or (N, C, d1, ...) (or (C,)) and
+    class indices or class probabilities ``target``, as ``torch.nn.functional.cross_entropy``.
+
+    ``weight`` rescales classes; ``ignore_index`` drops targets (class indices only);
+    ``reduction='mean'`` divides by the summed weights of the kept targets (PyTorch's
+    weighted mean); ``label_smoothing`` mixes the target with the uniform distribution.
+    """
+    if size_average is not None or reduce is not None:
+        raise TypeError("cross_entropy: size_average and reduce are deprecated; use reduction=")
+    x = _floating(input, "cross_entropy")
+    require_tensor(target, "cross_entropy")
+    unbatched = x.ndim == 1
+    if unbatched:
+        x = x.reshape(1, -1)
+        target = target.reshape(1) if target.ndim == 0 else target.reshape(1, -1)
+    by_index = target.dtype.kind in ("int", "uint", "bool")
+    _check_targets(x, target, by_index, ignore_index, "cross_entropy")
+    if weight is not None and weight.shape != (x.shape[1],):
+        raise ValueError(
+            f"cross_entropy: weight must have shape ({x.shape[1]},), got {weight.shape}"
+        )
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    options = (by_index, weight is not None, int(ignore_index), float(label_smoothing),
+               _reduction(reduction))
+    loss = _CrossEntropy.apply(x, target, weight, options)
+    return loss.reshape(()) if unbatched and reduction == "none" else loss
+
+
+def _nll_body(logp, target, *rest):
+    *weight, (ignore_index, reduction) = rest
+    logp = K._rows_last(logp)
+    classes = logp.shape[-1]
+    w = weight[0].astype(logp.dtype) if weight else jnp.ones((classes,), logp.dtype)
+    valid = target != ignore_index
+    safe = jnp.where(valid, target, 0)
+    w_target = jnp.where(valid, w[safe], 0)
+    picked = jnp.take_along_axis(logp, safe[..., None], axis=-1)[..., 0]
+    rows = -w_target * picked
+    if reduction == "none":
+        return rows
+    if reduction == "sum":
+        return jnp.sum(rows)
+    return jnp.sum(rows) / jnp.sum(w_target)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``."""
+    if size_average is not None or reduce is not None:
+        raise TypeError("nll_loss: size_average and reduce are deprecated; use reduction=")
+    x = _floating(input, "nll_loss")
+    require_tensor(target, "nll_loss")
+    if x.ndim == 1:
+        x, target = x.reshape(1, -1), target.reshape(1)
+    _check_targets(x, target, True, ignore_index, "nll_loss")
+    operands = (x, target) if weight is None else (x, target, weight)
+    return apply(_nll_body, operands, ((int(ignore_index), _reduction(reduction)),))
+
+
+def _reduced(rows, reduction):
+    if reduction == "none":
+        return rows
+    return jnp.sum(rows) if reduction == "sum" else jnp.mean(rows)
+
+
+def _bce_logits_body(x, y, *rest):
+    *extra, (has_weight, has_pos_weight, reduction) = rest
+    extra = iter(extra)
+    weight = next(extra) if has_weight else None
+    pos_weight = next(extra) if has_pos_weight else None
+    log_sig = jax.nn.log_sigmoid(x)
+    log_one_minus = jax.nn.log_sigmoid(-x)
+    if pos_weight is not None:
+        rows = -(pos_weight * y * log_sig + (1 - y) * log_one_minus)
+    else:
+        rows = -(y * log_sig + (1 - y) * log_one_minus)
+    if weight is not None:
+        rows = rows * weight
+    return _reduced(rows, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross-entropy of ``sigmoid(input)`` against ``target``, computed stably."""
+    if size_average is not None or reduce is not None:
+        raise TypeError("binary_cross_entropy_with_logits: use reduction=")
+    x = _floating(input, "binary_cross_entropy_with_logits")
+    if target.shape != x.shape:
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: target size {target.shape} must be the same as "
+            f"input size {x.shape}"
+        )
+    operands = [x, target] + [t for t in (weight, pos_weight) if t is not None]
+    options = (weight is not None, pos_weight is not None, _reduction(reduction))
+    return apply(_bce_logits_body, tuple(operands), (options,))
+
+
+def _mse_body(x, y, reduction):
+    return _reduced(jnp.square(x - y), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean squared error (or its sum, or the elementwise squares)."""
+    if size_average is not None or reduce is not None:
+        raise TypeError("mse_loss: use reduction=")
+    x = _floating(input, "mse_loss")
+    if target.shape != x.shape:
+        shape = L.broadcast_shapes(x.shape, target.shape)
+        x, target = x.broadcast_to(shape), target.broadcast_to(shape)
+    return apply(_mse_body, (x, target), (_reduction(reduction),))
+
+
+def _relu_body(x):
+    return jnp.maximum(x, 0)
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)``."""
+    out = apply(_relu_body, (require_tensor(input, "relu"),))
+    return input.copy_(out) if inplace else out
+
+
+def _gelu_body(x, approximate):
+    return jax.nn.gelu(x, approximate=approximate)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit: exact (erf) or ``approximate='tanh'``."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return apply(_gelu_body, (_floating(input, "gelu"),), (approximate == "tanh",))
+
+
+def _silu_body(x):
+    return jax.nn.silu(x)
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)``."""
+    out = apply(_silu_body, (_floating(input, "silu"),))
+    return input.copy_(out) if inplace else out
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``."""
+    from ..linear_algebra import matmul
+
+    out = matmul(input, weight.mT)
+    return out if bias is None else out + bias
+
+
+def _dropout_body(x, key, keep):
+    mask = jax.random.bernoulli(jax.random.wrap_key_data(key), keep, x.shape)
+    return jnp.where(mask, x / keep, jnp.zeros((), x.dtype))
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
+    """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    ``key`` is a JAX PRNG key (``jax.random.key(seed)``) giving the mask; it is
+    required while training.
+    """
+    x = _floating(input, "dropout")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        out = x * 0
+    else:
+        if key is None:
+            raise ValueError("dropout: pass key=jax.random.key(seed) while training")
+        from ..creation import asarray
+
+        data = asarray(np.asarray(jax.random.key_data(key)), device=x.device)
+        out = apply(_dropout_body, (x, data), (1.0 - float(p),))
+    return input.copy_(out) if inplace else out
