@@ -19,6 +19,8 @@ which of several writes to one position wins in ``scatter``/``index_copy``/``put
 
 from __future__ import annotations
 
+import contextlib
+
 import jax.numpy as jnp
 
 from . import dtypes as D
@@ -103,12 +105,14 @@ def _index(index, x, allowed, name):
 
 
 def _outside(index, low, high):
-    """An element of ``index`` outside ``[low, high)``, or None (also when traced or empty)."""
+    """An element of ``index`` outside ``[low, high)``, or None (also when traced or empty).
+
+    The caller holds the lock of ``index``'s storage (:func:`_held`).
+    """
     if index._layout.numel == 0 or is_traced(index):
         return None
     if index._storage.device.platform == "cpu":
-        with index._storage.lock:
-            _, _, lo, hi = _extremes(index)
+        _, _, lo, hi = _extremes(index)
     else:
         lo, hi = apply(_bounds, (index,)).tolist()
     if lo < low:
@@ -134,6 +138,16 @@ def _source(x, src, name):
             f"{name}(): expected the source to have the dtype of self ({x.dtype}), got {src.dtype}"
         )
     return src
+
+
+def _held(index):
+    """The lock of ``index``'s storage (or a no-op for a non-tensor, rejected later).
+
+    Each function checks its indices and dispatches its kernel under this lock, so a
+    write into the indices from another thread cannot slip between the check and the
+    kernel (the kernel would fill or drop an unchecked index silently).
+    """
+    return index._storage.lock if isinstance(index, Tensor) else contextlib.nullcontext()
 
 
 def _dim(x, dim):
@@ -177,10 +191,11 @@ def _vector_index(x, dim, index, allowed, name):
 
 def index_select(x, dim, index, /):
     """The slices of ``x`` at the positions ``index`` (1-D int32/int64) along ``dim``."""
-    require_tensor(x, "index_select")
-    dim, flat = _vector_index(x, dim, index, _INT32_OR_64, "index_select")
-    out = apply(_index_select, (_at_least_1d(x), flat), (dim,))
-    return out.reshape(()) if x.ndim == 0 else out
+    with _held(index):
+        require_tensor(x, "index_select")
+        dim, flat = _vector_index(x, dim, index, _INT32_OR_64, "index_select")
+        out = apply(_index_select, (_at_least_1d(x), flat), (dim,))
+        return out.reshape(()) if x.ndim == 0 else out
 
 
 def _gather_shapes(x, dim, index, name, src=None):
@@ -215,15 +230,16 @@ def gather(x, dim, index, /):
     ``index`` (int32/int64) has ``x``'s number of dimensions and is no larger than
     ``x`` outside ``dim``; the result has ``index``'s shape.
     """
-    require_tensor(x, "gather")
-    _index(index, x, _INT32_OR_64, "gather")
-    dim = _dim(x, dim)
-    _gather_shapes(x, dim, index, "gather")
-    flat = _at_least_1d(index)
-    src = _at_least_1d(x)
-    src = src[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(flat.shape))]
-    _check_range(flat, src.shape[dim], dim, "gather")
-    return apply(_gather, (src, flat), (dim,)).reshape(index.shape)
+    with _held(index):
+        require_tensor(x, "gather")
+        _index(index, x, _INT32_OR_64, "gather")
+        dim = _dim(x, dim)
+        _gather_shapes(x, dim, index, "gather")
+        flat = _at_least_1d(index)
+        src = _at_least_1d(x)
+        src = src[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(flat.shape))]
+        _check_range(flat, src.shape[dim], dim, "gather")
+        return apply(_gather, (src, flat), (dim,)).reshape(index.shape)
 
 
 # ----------------------------------------------------------------------------- scatters
@@ -252,9 +268,10 @@ def _scatter_operands(x, dim, index, src, name):
 def scatter_into(x, dim, index, src, add, name):
     """Write (``add``: add) ``src`` into ``x`` in place at ``index`` along ``dim``
     (``x.scatter_``, ``x.scatter_add_``); returns ``x``."""
-    target, dim, index, src = _scatter_operands(x, dim, index, src, name)
-    apply_inplace(_scatter, target, (index, src), (dim, add))
-    return x
+    with _held(index):
+        target, dim, index, src = _scatter_operands(x, dim, index, src, name)
+        apply_inplace(_scatter, target, (index, src), (dim, add))
+        return x
 
 
 def scatter(x, dim, index, src, /):
@@ -264,16 +281,18 @@ def scatter(x, dim, index, src, /):
     ``x``'s number of dimensions and is no larger than ``src``, nor than ``x``
     outside ``dim``. A tensor ``src`` has ``x``'s dtype, as PyTorch requires.
     """
-    target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
-    return apply(_scatter, (target, index, src), (dim, False)).reshape(x.shape)
+    with _held(index):
+        target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
+        return apply(_scatter, (target, index, src), (dim, False)).reshape(x.shape)
 
 
 def scatter_add(x, dim, index, src, /):
     """A copy of ``x`` with the tensor ``src`` added at ``index`` along ``dim``
     (repeated indices accumulate); shapes as in :func:`scatter`."""
-    _source(x, src, "scatter_add")
-    target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
-    return apply(_scatter, (target, index, src), (dim, True)).reshape(x.shape)
+    with _held(index):
+        _source(x, src, "scatter_add")
+        target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
+        return apply(_scatter, (target, index, src), (dim, True)).reshape(x.shape)
 
 
 def _index_update_operands(x, dim, index, source, add, name):
@@ -296,9 +315,10 @@ def _index_update_operands(x, dim, index, source, add, name):
 def index_update_into(x, dim, index, source, add, alpha, name):
     """In place: the slices ``source`` stored (``add``: ``alpha * source`` added) at
     ``index`` along ``dim`` of ``x`` (``x.index_copy_``, ``x.index_add_``); returns ``x``."""
-    target, dim, flat, source = _index_update_operands(x, dim, index, source, add, name)
-    apply_inplace(_index_update, target, (flat, source), (dim, add, alpha))
-    return x
+    with _held(index):
+        target, dim, flat, source = _index_update_operands(x, dim, index, source, add, name)
+        apply_inplace(_index_update, target, (flat, source), (dim, add, alpha))
+        return x
 
 
 def index_add(x, dim, index, source, /, *, alpha=1):
@@ -307,15 +327,19 @@ def index_add(x, dim, index, source, /, *, alpha=1):
     ``index`` is 1-D (int32/int64; repeated indices accumulate); ``source`` has
     ``x``'s dtype and shape except ``len(index)`` along ``dim``.
     """
-    target, dim, flat, source = _index_update_operands(x, dim, index, source, True, "index_add")
-    return apply(_index_update, (target, flat, source), (dim, True, alpha)).reshape(x.shape)
+    with _held(index):
+        target, dim, flat, source = _index_update_operands(x, dim, index, source, True, "index_add")
+        return apply(_index_update, (target, flat, source), (dim, True, alpha)).reshape(x.shape)
 
 
 def index_copy(x, dim, index, source, /):
     """A copy of ``x`` with the slices at ``index`` (1-D int64) along ``dim`` replaced by
     ``source``."""
-    target, dim, flat, source = _index_update_operands(x, dim, index, source, False, "index_copy")
-    return apply(_index_update, (target, flat, source), (dim, False, 1)).reshape(x.shape)
+    with _held(index):
+        target, dim, flat, source = _index_update_operands(
+            x, dim, index, source, False, "index_copy"
+        )
+        return apply(_index_update, (target, flat, source), (dim, False, 1)).reshape(x.shape)
 
 
 def _put_operands(x, index, source, name):
@@ -335,12 +359,14 @@ def _put_operands(x, index, source, name):
 def put_into(x, index, source, accumulate):
     """In place (``x.put_``): ``source`` stored (or added) at the flat C-order
     positions ``index`` of ``x``; negative positions count from the end."""
-    _put_operands(x, index, source, "put_")
-    return apply_inplace(_put, x, (index, source), (bool(accumulate),))
+    with _held(index):
+        _put_operands(x, index, source, "put_")
+        return apply_inplace(_put, x, (index, source), (bool(accumulate),))
 
 
 def put(x, index, source, /, *, accumulate=False):
     """A copy of ``x`` with ``source`` stored (``accumulate``: added) at the flat
     positions ``index`` (int64; C order over ``x``'s shape, negative from the end)."""
-    _put_operands(x, index, source, "put")
-    return apply(_put, (x, index, source), (bool(accumulate),))
+    with _held(index):
+        _put_operands(x, index, source, "put")
+        return apply(_put, (x, index, source), (bool(accumulate),))

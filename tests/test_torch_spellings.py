@@ -778,3 +778,56 @@ def test_gather_scatter_under_jit():
     for got, want in zip(f(x, idx), (x.gather(1, idx), x.scatter_add(1, idx, ak.ones(2, 2)),
                                      x.index_select(0, idx[0, 1:]))):
         assert got.tolist() == want.tolist()
+
+
+def test_index_checks_hold_against_racing_writes():
+    """A write racing index_select/gather/put into their indices either makes the call
+    raise IndexError or is not seen: the indices checked are the indices used."""
+    import itertools
+    import sys
+    import threading
+
+    x = ak.asarray(np.arange(10.0))
+    good = np.array([0, 9, 3, 7])
+    flat, grid = ak.asarray(good), ak.asarray(good[None])
+    done = threading.Event()
+    ok = []
+
+    def put(indices):
+        return ak.zeros(10, dtype=ak.float64).put(indices, ak.ones(4, dtype=ak.float64))[good]
+
+    def reader():
+        try:
+            for _ in range(150):
+                for call, expected in (
+                    (lambda: x.index_select(0, flat), good.astype(float)),
+                    (lambda: x[None].gather(1, grid)[0], good.astype(float)),
+                    (lambda: put(flat), np.ones(4)),
+                ):
+                    try:
+                        got = call()._values()
+                    except IndexError:
+                        continue
+                    np.testing.assert_array_equal(got, expected)
+                    ok.append(1)
+        finally:
+            done.set()
+
+    def writer(target):
+        for k in itertools.count():
+            if done.is_set():
+                return
+            target[2] = 10 if k % 3 == 0 else 3
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=writer, args=(flat,)),
+               threading.Thread(target=writer, args=(grid[0],))]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert ok
