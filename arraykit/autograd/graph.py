@@ -27,17 +27,21 @@ import numpy as np
 from .. import dtypes as D
 from .. import layout as L
 from .. import x64
+from ..devices import dense_values
 from ..kernels import strided
+from ..kernels.launch import FAST_COMPILE_OPTIONS
 from jax.extend.core import Literal
 
 
 class Leaf:
     """The version of a storage created by a leaf tensor that requires grad.
 
-    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None.
+    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None;
+    ``hooks`` the leaf tensor's own hooks; ``watchers`` as for :class:`Output`
+    (views of the leaf that retain their gradient or have hooks).
     """
 
-    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "__weakref__")
+    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "watchers", "__weakref__")
 
     def __init__(self, layout, shape, dtype):
         self.layout = layout
@@ -45,6 +49,7 @@ class Leaf:
         self.dtype = dtype
         self.grad = None
         self.hooks = []
+        self.watchers = None
 
 
 class Output:
@@ -65,18 +70,20 @@ class Output:
 
 
 class KernelNode:
-    """One recorded kernel: its VJP (None once freed), input versions and saved tensors.
+    """One recorded kernel: its VJP (None once freed) and the jitted ``pull`` that runs
+    it, input versions and saved tensors.
 
     ``parents`` are the versions its differentiable inputs had; ``saved`` lists
     (storage, version) of the inputs whose values the VJP keeps, checked at
     backward time like PyTorch's saved-tensor version counter.
     """
 
-    __slots__ = ("name", "vjp", "parents", "saved", "outputs")
+    __slots__ = ("name", "vjp", "pull", "parents", "saved", "outputs")
 
-    def __init__(self, name, vjp, parents, saved):
+    def __init__(self, name, vjp, pull, parents, saved):
         self.name = name
         self.vjp = vjp
+        self.pull = pull
         self.parents = parents
         self.saved = saved
         self.outputs = ()
@@ -96,13 +103,16 @@ class Forward:
     ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
     ``i`` is differentiated. ``call(*args)`` returns ``(outputs, vjp)`` (the VJP is
     a pytree of residuals); ``donating`` does the same and donates argument 0 (the
-    target buffer of an in-place kernel). ``saved``: the positions, among the
-    differentiated arguments, whose values the VJP's residuals depend on.
+    target buffer of an in-place kernel); ``nested`` is ``call`` without compiler
+    ``options`` (the kernel's own, see :func:`arraykit.kernels.launch.compile_options`),
+    for use inside an outer JAX trace; ``pull`` runs the VJP, compiled with the same
+    options. ``saved``: the positions, among the differentiated arguments, whose
+    values the VJP's residuals depend on.
     """
 
-    __slots__ = ("call", "donating", "saved", "name")
+    __slots__ = ("call", "donating", "nested", "pull", "saved", "name")
 
-    def __init__(self, kernel, mask, name):
+    def __init__(self, kernel, mask, name, options):
         self.saved = None
         self.name = name
 
@@ -118,8 +128,10 @@ class Forward:
                 self.saved = _saved_positions(on_diff, diff)
             return jax.vjp(on_diff, *diff)
 
-        self.call = jax.jit(forward)
-        self.donating = jax.jit(forward, donate_argnums=0)
+        self.call = jax.jit(forward, compiler_options=options)
+        self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
+        self.nested = jax.jit(forward)
+        self.pull = _pull if options is None else _pull_small
 
 
 def _saved_positions(fn, diff):
@@ -153,7 +165,7 @@ def make_node(forward, outs, vjp, parents, diff_storages):
     for i in forward.saved:
         st = diff_storages[i]
         saved.append((st, st.version))
-    node = KernelNode(forward.name, vjp, tuple(parents), tuple(saved))
+    node = KernelNode(forward.name, vjp, forward.pull, tuple(parents), tuple(saved))
     node.outputs = tuple(Output(node, i, o.shape, D.from_numpy(o.dtype)) for i, o in enumerate(outs))
     return node
 
@@ -161,9 +173,12 @@ def make_node(forward, outs, vjp, parents, diff_storages):
 # ---------------------------------------------------------------------- backward
 
 
-@jax.jit
-def _pull(vjp, cts):
+def _run_vjp(vjp, cts):
     return vjp(cts)
+
+
+_pull = jax.jit(_run_vjp)
+_pull_small = jax.jit(_run_vjp, compiler_options=FAST_COMPILE_OPTIONS)
 
 
 @jax.jit
@@ -268,11 +283,11 @@ def _notify(version, ct, make_tensor):
         for hook in hooks:
             replaced = hook(make_tensor(grad))
             if replaced is not None:
-                new = replaced._storage._buffer.reshape(layout.shape)
+                new = dense_values(replaced)
                 ct = _add(ct, spread(new - grad, version.shape, version.dtype, layout))
                 grad = new
         tensor = tensor_ref()
-        if tensor is not None and tensor._retains_grad:
+        if tensor is not None and tensor.retains_grad:
             tensor._grad = make_tensor(grad)
     return ct
 
@@ -309,13 +324,14 @@ def run_backward(roots, retain_graph, make_tensor, wanted=None):
             if storage.version != version:
                 raise _version_error(node, storage, version)
         filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
-        in_cts = _pull(node.vjp, filled)
+        in_cts = node.pull(node.vjp, filled)
         if not retain_graph:
             node.vjp = None
         for parent, ct in zip(node.parents, in_cts):
             if parent is not None:
                 _accumulate(cts, parent, ct)
     for version, ct in cts.values():
+        ct = _notify(version, ct, make_tensor)
         if id(version) in want:
             found[id(version)] = ct
         elif wanted is None and isinstance(version, Leaf):
@@ -331,7 +347,7 @@ def _deposit(leaf, ct, make_tensor):
     for hook in leaf.hooks:
         replaced = hook(make_tensor(grad))
         if replaced is not None:
-            grad = replaced._storage._buffer.reshape(leaf.layout.shape)
+            grad = dense_values(replaced)
     if leaf.grad is None:
         leaf.grad = make_tensor(grad)
     else:
