@@ -522,6 +522,22 @@ def test_saved_tensor_modified_in_place():
     np.testing.assert_allclose(np.asarray(a.grad), [2.0, 2.0, 2.0])
 
 
+def test_writes_keep_only_what_their_backward_needs():
+    # a strided assignment keeps only its mask for backward (not the storage it
+    # writes), so writing the storage again before backward is fine
+    def ak_fn(x):
+        b = (x.T * 1).T
+        b[::2, ::2][:, 0] = 0.5
+        b[0:2, 0:3].mul_(b[1:3, 0:3])
+        return b
+
+    def jax_fn(x):
+        b = x.at[::2, 0].set(0.5)
+        return b.at[0:2, 0:3].set(b[0:2, 0:3] * b[1:3, 0:3])
+
+    check(ak_fn, jax_fn, rand(4, 5))
+
+
 def test_leaf_modified_in_place_under_no_grad_before_backward():
     a = leaf(rand(3))
     c = a * a

@@ -138,19 +138,34 @@ def _saved_positions(fn, diff):
     """Positions of ``diff`` that the VJP's residuals depend on (jaxpr data flow)."""
     avals = [jax.ShapeDtypeStruct(d.shape, d.dtype) for d in diff]
     jaxpr = jax.make_jaxpr(lambda *d: jax.tree.leaves(jax.vjp(fn, *d)[1]))(*avals).jaxpr
-    deps = {v: {i} for i, v in enumerate(jaxpr.invars)}
-    for eqn in jaxpr.eqns:
-        found = set()
-        for v in eqn.invars:
-            if not isinstance(v, Literal):
-                found |= deps.get(v, set())
-        for v in eqn.outvars:
-            deps[v] = found
-    saved = set()
-    for v in jaxpr.outvars:
-        if not isinstance(v, Literal):
-            saved |= deps.get(v, set())
+    saved = set().union(*_dependencies(jaxpr, [{i} for i in range(len(jaxpr.invars))]))
     return tuple(sorted(saved))
+
+
+# Primitives that call their ``jaxpr``/``call_jaxpr`` once on their own operands: their
+# outputs' dependencies are traced through the callee, not all assumed (a nested jit
+# returning zeros next to a selection does not keep the selection's input).
+_CALLS = {"jit", "pjit", "closed_call", "core_call", "checkpoint", "remat", "custom_jvp_call"}
+
+
+def _dependencies(jaxpr, in_deps):
+    """For each output of ``jaxpr``, the input positions it depends on, given ``in_deps``
+    (a set of positions per input variable)."""
+    deps = dict(zip(jaxpr.invars, in_deps))
+
+    def of(v):
+        return set() if isinstance(v, Literal) else deps.get(v, set())
+
+    for eqn in jaxpr.eqns:
+        ins = [of(v) for v in eqn.invars]
+        inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+        inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr's Jaxpr
+        if eqn.primitive.name in _CALLS and inner is not None and len(inner.invars) == len(ins):
+            outs = _dependencies(inner, ins)
+        else:
+            outs = [set().union(*ins)] * len(eqn.outvars)
+        deps.update(zip(eqn.outvars, outs))
+    return [of(v) for v in jaxpr.outvars]
 
 
 def make_node(forward, outs, vjp, parents, diff_storages):
