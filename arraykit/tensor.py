@@ -73,7 +73,10 @@ class Tensor:
         return cls._make(Storage(buf, dtype, device, shared), layout, dtype)
 
     def _view(self, layout):
-        return Tensor._make(self._storage, layout, self._dtype)
+        view = Tensor._make(self._storage, layout, self._dtype)
+        if getattr(self, "_detached", False):
+            view._detached = True  # views of a detached tensor carry no gradient either
+        return view
 
     # ------------------------------------------------------------------ metadata
 

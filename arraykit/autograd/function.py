@@ -51,7 +51,7 @@ class FunctionCtx:
         self.non_differentiable.update(id(t) for t in outputs)
 
 
-class CustomBackward(G.CustomVJP):
+class CustomBackward:
     """The VJP of a recorded Function call, in the engine's storage terms."""
 
     __slots__ = ("cls", "ctx", "inputs", "outputs", "make")
@@ -116,6 +116,11 @@ class Function:
         return _record(cls, ctx, args, needs, out)
 
 
+def _call(backward, cts):
+    """The ``pull`` of a Function node: its Python backward on the output cotangents."""
+    return backward(cts)
+
+
 def _record(cls, ctx, args, needs, out):
     outs = out if isinstance(out, tuple) else (out,)
     fresh = []
@@ -127,7 +132,7 @@ def _record(cls, ctx, args, needs, out):
     make = tensor_maker(Tensor, fresh[0].device)
     backward = CustomBackward(cls, ctx, inputs, fresh, make)
     parents = [a._storage.node for a in inputs if a is not None]
-    node = G.KernelNode(f"{cls.__name__}Backward", backward, tuple(parents), ())
+    node = G.KernelNode(f"{cls.__name__}Backward", backward, _call, tuple(parents), ())
     node.outputs = tuple(
         G.Output(node, i, o._storage._buffer.shape, o.dtype) for i, o in enumerate(fresh)
     )

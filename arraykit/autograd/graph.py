@@ -27,17 +27,21 @@ import numpy as np
 from .. import dtypes as D
 from .. import layout as L
 from .. import x64
+from ..devices import dense_values
 from ..kernels import strided
+from ..kernels.launch import FAST_COMPILE_OPTIONS
 from jax.extend.core import Literal
 
 
 class Leaf:
     """The version of a storage created by a leaf tensor that requires grad.
 
-    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None.
+    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None;
+    ``hooks`` the leaf tensor's own hooks; ``watchers`` as for :class:`Output`
+    (views of the leaf that retain their gradient or have hooks).
     """
 
-    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "__weakref__")
+    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "watchers", "__weakref__")
 
     def __init__(self, layout, shape, dtype):
         self.layout = layout
@@ -45,6 +49,7 @@ class Leaf:
         self.dtype = dtype
         self.grad = None
         self.hooks = []
+        self.watchers = None
 
 
 class Output:
@@ -65,28 +70,23 @@ class Output:
 
 
 class KernelNode:
-    """One recorded kernel: its VJP (None once freed), input versions and saved tensors.
+    """One recorded kernel: its VJP (None once freed) and the jitted ``pull`` that runs
+    it, input versions and saved tensors.
 
     ``parents`` are the versions its differentiable inputs had; ``saved`` lists
     (storage, version) of the inputs whose values the VJP keeps, checked at
     backward time like PyTorch's saved-tensor version counter.
     """
 
-    __slots__ = ("name", "vjp", "parents", "saved", "outputs")
+    __slots__ = ("name", "vjp", "pull", "parents", "saved", "outputs")
 
-    def __init__(self, name, vjp, parents, saved):
+    def __init__(self, name, vjp, pull, parents, saved):
         self.name = name
         self.vjp = vjp
+        self.pull = pull
         self.parents = parents
         self.saved = saved
         self.outputs = ()
-
-
-class CustomVJP:
-    """Base of VJPs written in Python (``autograd.Function``): called with the
-    output cotangents, returns the cotangents of the parents' storages."""
-
-    __slots__ = ()
 
 
 def differentiable(dtype):
@@ -103,13 +103,16 @@ class Forward:
     ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
     ``i`` is differentiated. ``call(*args)`` returns ``(outputs, vjp)`` (the VJP is
     a pytree of residuals); ``donating`` does the same and donates argument 0 (the
-    target buffer of an in-place kernel). ``saved``: the positions, among the
-    differentiated arguments, whose values the VJP's residuals depend on.
+    target buffer of an in-place kernel); ``nested`` is ``call`` without compiler
+    ``options`` (the kernel's own, see :func:`arraykit.kernels.launch.compile_options`),
+    for use inside an outer JAX trace; ``pull`` runs the VJP, compiled with the same
+    options. ``saved``: the positions, among the differentiated arguments, whose
+    values the VJP's residuals depend on.
     """
 
-    __slots__ = ("call", "donating", "saved", "name")
+    __slots__ = ("call", "donating", "nested", "pull", "saved", "name")
 
-    def __init__(self, kernel, mask, name):
+    def __init__(self, kernel, mask, name, options):
         self.saved = None
         self.name = name
 
@@ -125,27 +128,44 @@ class Forward:
                 self.saved = _saved_positions(on_diff, diff)
             return jax.vjp(on_diff, *diff)
 
-        self.call = jax.jit(forward)
-        self.donating = jax.jit(forward, donate_argnums=0)
+        self.call = jax.jit(forward, compiler_options=options)
+        self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
+        self.nested = jax.jit(forward)
+        self.pull = _pull if options is None else _pull_small
 
 
 def _saved_positions(fn, diff):
     """Positions of ``diff`` that the VJP's residuals depend on (jaxpr data flow)."""
     avals = [jax.ShapeDtypeStruct(d.shape, d.dtype) for d in diff]
     jaxpr = jax.make_jaxpr(lambda *d: jax.tree.leaves(jax.vjp(fn, *d)[1]))(*avals).jaxpr
-    deps = {v: {i} for i, v in enumerate(jaxpr.invars)}
-    for eqn in jaxpr.eqns:
-        found = set()
-        for v in eqn.invars:
-            if not isinstance(v, Literal):
-                found |= deps.get(v, set())
-        for v in eqn.outvars:
-            deps[v] = found
-    saved = set()
-    for v in jaxpr.outvars:
-        if not isinstance(v, Literal):
-            saved |= deps.get(v, set())
+    saved = set().union(*_dependencies(jaxpr, [{i} for i in range(len(jaxpr.invars))]))
     return tuple(sorted(saved))
+
+
+# Primitives that call their ``jaxpr``/``call_jaxpr`` once on their own operands: their
+# outputs' dependencies are traced through the callee, not all assumed (a nested jit
+# returning zeros next to a selection does not keep the selection's input).
+_CALLS = {"jit", "pjit", "closed_call", "core_call", "checkpoint", "remat", "custom_jvp_call"}
+
+
+def _dependencies(jaxpr, in_deps):
+    """For each output of ``jaxpr``, the input positions it depends on, given ``in_deps``
+    (a set of positions per input variable)."""
+    deps = dict(zip(jaxpr.invars, in_deps))
+
+    def of(v):
+        return set() if isinstance(v, Literal) else deps.get(v, set())
+
+    for eqn in jaxpr.eqns:
+        ins = [of(v) for v in eqn.invars]
+        inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+        inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr's Jaxpr
+        if eqn.primitive.name in _CALLS and inner is not None and len(inner.invars) == len(ins):
+            outs = _dependencies(inner, ins)
+        else:
+            outs = [set().union(*ins)] * len(eqn.outvars)
+        deps.update(zip(eqn.outvars, outs))
+    return [of(v) for v in jaxpr.outvars]
 
 
 def make_node(forward, outs, vjp, parents, diff_storages):
@@ -160,7 +180,7 @@ def make_node(forward, outs, vjp, parents, diff_storages):
     for i in forward.saved:
         st = diff_storages[i]
         saved.append((st, st.version))
-    node = KernelNode(forward.name, vjp, tuple(parents), tuple(saved))
+    node = KernelNode(forward.name, vjp, forward.pull, tuple(parents), tuple(saved))
     node.outputs = tuple(Output(node, i, o.shape, D.from_numpy(o.dtype)) for i, o in enumerate(outs))
     return node
 
@@ -168,9 +188,12 @@ def make_node(forward, outs, vjp, parents, diff_storages):
 # ---------------------------------------------------------------------- backward
 
 
-@jax.jit
-def _pull(vjp, cts):
+def _run_vjp(vjp, cts):
     return vjp(cts)
+
+
+_pull = jax.jit(_run_vjp)
+_pull_small = jax.jit(_run_vjp, compiler_options=FAST_COMPILE_OPTIONS)
 
 
 @jax.jit
@@ -275,11 +298,11 @@ def _notify(version, ct, make_tensor):
         for hook in hooks:
             replaced = hook(make_tensor(grad))
             if replaced is not None:
-                new = replaced._storage._buffer.reshape(layout.shape)
+                new = dense_values(replaced)
                 ct = _add(ct, spread(new - grad, version.shape, version.dtype, layout))
                 grad = new
         tensor = tensor_ref()
-        if tensor is not None and tensor._retains_grad:
+        if tensor is not None and tensor.retains_grad:
             tensor._grad = make_tensor(grad)
     return ct
 
@@ -316,13 +339,14 @@ def run_backward(roots, retain_graph, make_tensor, wanted=None):
             if storage.version != version:
                 raise _version_error(node, storage, version)
         filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
-        in_cts = node.vjp(filled) if isinstance(node.vjp, CustomVJP) else _pull(node.vjp, filled)
+        in_cts = node.pull(node.vjp, filled)
         if not retain_graph:
             node.vjp = None
         for parent, ct in zip(node.parents, in_cts):
             if parent is not None:
                 _accumulate(cts, parent, ct)
     for version, ct in cts.values():
+        ct = _notify(version, ct, make_tensor)
         if id(version) in want:
             found[id(version)] = ct
         elif wanted is None and isinstance(version, Leaf):
@@ -338,7 +362,7 @@ def _deposit(leaf, ct, make_tensor):
     for hook in leaf.hooks:
         replaced = hook(make_tensor(grad))
         if replaced is not None:
-            grad = replaced._storage._buffer.reshape(leaf.layout.shape)
+            grad = dense_values(replaced)
     if leaf.grad is None:
         leaf.grad = make_tensor(grad)
     else:

@@ -10,6 +10,9 @@ requires grad is an error, as in PyTorch.
 
 from __future__ import annotations
 
+from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
+
+from ..kernels.launch import call_or_nested
 from ..storage import Storage
 from . import graph as G
 from .mode import is_grad_enabled
@@ -23,7 +26,7 @@ def _differentiated(x, layout):
 def _forward(entry, mask, fn):
     forward = entry.forwards.get(mask)
     if forward is None:
-        forward = entry.forwards[mask] = G.Forward(entry.kernel, mask, node_name(fn))
+        forward = entry.forwards[mask] = G.Forward(entry.kernel, mask, node_name(fn), entry.options)
     return forward
 
 
@@ -55,7 +58,7 @@ class Recorder:
         if not parents:
             return None
         forward = _forward(entry, tuple(mask), fn)
-        outs, vjp = forward.call(offsets, *bufs)
+        outs, vjp = call_or_nested(forward.call, forward.nested, offsets, *bufs)
         node = G.make_node(forward, outs, vjp, parents, storages)
         made = []
         for buf, layout, dtype, version in zip(outs, entry.layouts, entry.dtypes, node.outputs):
@@ -105,7 +108,12 @@ class Recorder:
 
             return run
 
-        tst.replace(keeping_vjp(forward.call), keeping_vjp(forward.donating), offsets, *inputs)
+        try:
+            tst.replace(keeping_vjp(forward.call), keeping_vjp(forward.donating), offsets, *inputs)
+        except ValueError:  # inside an outer JAX trace (see launch.call_or_nested)
+            if trace_state_clean():
+                raise
+            tst.replace(keeping_vjp(forward.nested), keeping_vjp(forward.nested), offsets, *inputs)
         node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages)
         tst.node = node.outputs[0]
         return True

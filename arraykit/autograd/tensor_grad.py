@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .. import layout as L
 from .. import x64
+from ..devices import dense_values
 from ..storage import Storage
 from . import graph as G
 from .mode import no_grad
@@ -76,6 +77,12 @@ def install(tensor_type):
                     f"got {self._dtype}"
                 )
             if version is None:
+                if st.node is not None:
+                    raise RuntimeError(
+                        "requires_grad_() on a detached tensor whose storage has autograd "
+                        "history would replace that history (a storage has one autograd "
+                        "version); use .detach().clone().requires_grad_()"
+                    )
                 self._detached = False
                 st.node = G.Leaf(self._layout, st._buffer.shape, self._dtype)
             return self
@@ -129,7 +136,7 @@ def install(tensor_type):
         version = _version(self)
         if version is None:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if isinstance(version, G.Leaf):
+        if isinstance(version, G.Leaf) and version.layout == self._layout:
             return
         self._retains_grad = True
         _watch(version, self, None)
@@ -237,7 +244,7 @@ def _roots(outputs, gradients):
                     f"mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                     f"output[{i}] has a shape of {t.shape}"
                 )
-            values = g.contiguous()._storage._buffer.reshape(t.shape) if hasattr(g, "_storage") else jnp.asarray(g)
+            values = dense_values(g) if isinstance(g, type(t)) else jnp.asarray(g)
         version = _version(t)
         roots.append((version, G.spread(values, version.shape, version.dtype, t._layout)))
     return roots

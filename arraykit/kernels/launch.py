@@ -67,9 +67,10 @@ def register_recorder(recorder):
     """Install autograd's recorder (called once by :mod:`arraykit.autograd`).
 
     ``recorder.apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)``
-    and ``recorder.apply_inplace(entry, fn, target, operands, layouts, inputs,
-    offsets, storages)`` run a kernel whose operands' storages carry autograd
-    versions (``storage.node``); they return None when nothing is to be recorded.
+    and ``recorder.apply_inplace(entry, fn, target, operands, aliases, inputs,
+    offsets)`` run a kernel whose operands' storages carry autograd versions
+    (``storage.node``); they return None (``apply``) or False (``apply_inplace``)
+    when nothing is to be recorded.
     """
     _RECORDER.append(recorder)
 
@@ -98,13 +99,16 @@ class _Compiled:
     ``call`` and ``donating`` run eagerly (possibly with ``FAST_COMPILE_OPTIONS``);
     ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
     compiler options are not allowed. ``kernel`` is the traced function itself and
-    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set.
+    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set,
+    compiled with the same ``options``.
     """
 
-    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards")
+    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards",
+                 "options")
 
     def __init__(self):
         self.kernel = None
+        self.options = None
         self.forwards = {}
         self.call = None
         self.donating = None
@@ -226,7 +230,8 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     ``operands`` are tensors (read through their layouts) or NumPy scalars / 0-d
     NumPy arrays (passed as 0-d arrays). A 0-d view into a larger CPU storage
     (``x[i, j]``) is passed by value, read on the host, so a loop over elements
-    compiles one kernel, not one per storage size. ``fn`` must be a module-level function and
+    compiles one kernel, not one per storage size (unless the storage carries an
+    autograd version: the read must then be differentiated). ``fn`` must be a module-level function and
     ``static`` hashable: both are part of the cache key. ``fn`` returns one array,
     or a tuple of arrays when ``multiple`` is true. Results are new contiguous
     tensors on ``device`` (default: the first tensor operand's device).
@@ -245,7 +250,7 @@ def apply(fn, operands, static=(), device=None, multiple=False):
             if first is None:
                 first = st
             layout = x._layout
-            if layout.shape or not _is_cpu_view(x):
+            if layout.shape or st.node is not None or not _is_cpu_view(x):
                 geometry = layout.geometry
                 key += (geometry if geometry in _DYNAMIC else layout, x._dtype)
                 layouts.append(layout)
@@ -338,6 +343,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
             return tuple(outs)
 
         options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
+        entry.options = options
         entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
@@ -461,6 +467,7 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
         private = [x for x, same in zip(operands, aliases) if not same]
         options = _kernel_options(kernel, layouts, flags, (target,), private,
                                   target.device.platform)
+        entry.options = options
         entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
