@@ -8,7 +8,9 @@ a string such as ``"cpu"`` or ``"cuda:1"``).
 Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 
 * an arraykit tensor is returned as is unless a copy or conversion is needed;
-* a JAX array is wrapped without a copy (JAX arrays are immutable);
+* a JAX array is wrapped without a copy when its dtype and device already match and
+  ``copy`` is not True, otherwise copied once (the wrapped array is marked shared:
+  arraykit's first write to it copies, so the caller's array never changes);
 * host data (NumPy arrays, buffers, sequences) is copied with ``copy=None`` because
   the tensor may be written while the host array is still in use; ``copy=False``
   aliases the host memory when JAX can (64-byte-aligned CPU memory) and raises
