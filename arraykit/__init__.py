@@ -38,6 +38,7 @@ from .tensor import (
 from .utility import *  # noqa: F401,F403
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
 from .autograd import functional_grad as grad
+from .jit import jit
 
 # ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
 # module defining ``Tensor``: rebind it after the module import above bound the name.
@@ -51,7 +52,7 @@ _CORE = [
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
     "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
-    "value_and_grad", "vjp",
+    "value_and_grad", "vjp", "jit",
 ]
 
 __all__ = (

@@ -23,6 +23,15 @@ import jax
 import numpy as np
 
 
+_trace = None  # the arraykit.jit trace in progress (see arraykit.jit), or None
+
+
+def set_trace(trace):
+    """Install (or, with None, remove) the arraykit.jit trace that watches storages."""
+    global _trace
+    _trace = trace
+
+
 class Storage:
     """A buffer (addressed flat) with its device, dtype, version counter and lock.
 
@@ -47,6 +56,8 @@ class Storage:
         self.shared = shared
         self.extremes = None
         self.node = None
+        if _trace is not None:
+            _trace.created(self)
 
     @property
     def buffer(self):
@@ -114,7 +125,7 @@ class Storage:
             self._buffer = kernel(old, *args)
         else:
             new = (kernel if self.shared else donating_kernel)(old, *args)
-            if isinstance(new, jax.core.Tracer):
+            if isinstance(new, jax.core.Tracer) and (_trace is None or not _trace.adopt(self, old)):
                 raise _leak_error(self)
             self._buffer = new
             self.shared = False

@@ -5,7 +5,8 @@ and call ``MyFunction.apply(*args)``. Eagerly, ``forward`` runs without
 recording and ``backward`` becomes the node's VJP in the autograd graph. Inside
 a JAX transform (``arraykit.grad``, ``jax.grad``, ``jax.jit``: the tensors hold
 tracers), ``apply`` lowers to ``jax.custom_vjp`` so JAX differentiates through
-the user's ``backward``.
+the user's ``backward``. Under ``arraykit.jit`` with eager autograd inside (a
+``loss.backward()`` in a jitted step), the eager node is recorded as usual.
 """
 
 from __future__ import annotations
@@ -104,16 +105,15 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run the operation, recording it for backward when an input requires grad."""
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        if tensors and is_traced(*tensors):
-            return _traced_apply(cls, args)
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        recording = any(needs) and is_grad_enabled()
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if not recording and tensors and is_traced(*tensors):
+            return _traced_apply(cls, args)
         ctx = FunctionCtx(needs)
         with no_grad():
             out = cls.forward(ctx, *args)
-        if not (any(needs) and is_grad_enabled()):
-            return out
-        return _record(cls, ctx, args, needs, out)
+        return _record(cls, ctx, args, needs, out) if recording else out
 
 
 def _call(backward, cts):

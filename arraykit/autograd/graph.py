@@ -29,7 +29,7 @@ from .. import layout as L
 from .. import x64
 from ..devices import dense_values
 from ..kernels import strided
-from ..kernels.launch import FAST_COMPILE_OPTIONS
+from ..kernels.launch import FAST_COMPILE_OPTIONS, call_or_nested
 from jax.extend.core import Literal
 
 
@@ -339,7 +339,10 @@ def run_backward(roots, retain_graph, make_tensor, wanted=None):
             if storage.version != version:
                 raise _version_error(node, storage, version)
         filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
-        in_cts = node.pull(node.vjp, filled)
+        if node.pull is _pull_small:  # options refused inside an outer trace: plain jit
+            in_cts = call_or_nested(_pull_small, _pull, node.vjp, filled)
+        else:
+            in_cts = node.pull(node.vjp, filled)
         if not retain_graph:
             node.vjp = None
         for parent, ct in zip(node.parents, in_cts):

@@ -32,6 +32,7 @@ from jax._src.core import trace_state_clean  # JAX's own "no trace is active" te
 
 from .. import dtypes as D
 from .. import layout as L
+from .. import storage as S
 from .. import x64
 from ..storage import Storage
 from . import strided
@@ -164,7 +165,7 @@ def _lookup(key, build):
     return entry
 
 
-class _Locks:
+class Locks:
     """Hold the locks of several storages, always taken in one global order."""
 
     __slots__ = ("storages",)
@@ -269,6 +270,8 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    if S._trace is not None:
+        S._trace.read(operands)
     if tracked and _RECORDER:
         made = _RECORDER[0].apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)
         if made is not None:
@@ -372,7 +375,7 @@ def _call_again(entry, offsets, operands, layouts, bufs, error):
         return entry.nested(offsets, *bufs)
     if not any(_deleted(b) for b in bufs):
         raise error
-    with _Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
+    with Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
         fresh = [b if lay is None else x._storage._buffer for x, lay, b in zip(operands, layouts, bufs)]
         return entry.call(offsets, *fresh)
 
@@ -419,13 +422,15 @@ def apply_inplace(fn, target, operands, static=()):
             layouts.append(None)
             aliases.append(False)
     key = tuple(key)
+    if S._trace is not None:
+        S._trace.read((target,) + tuple(operands))
     entry = _KERNELS.get(key)
     if entry is None:
         entry = _build_inplace(key, fn, static, tl, tuple(aliases), layouts, traced, target, operands)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    with tst.lock if len(storages) == 1 else _Locks(storages):
+    with tst.lock if len(storages) == 1 else Locks(storages):
         inputs = _private_inputs(operands, aliases, tensor)  # read under the locks
         if tracked and _RECORDER and _RECORDER[0].apply_inplace(
             entry, fn, target, operands, aliases, inputs, offsets
