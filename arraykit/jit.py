@@ -39,8 +39,7 @@ import weakref
 
 import jax
 import numpy as np
-from jax._src.interpreters import partial_eval as pe
-from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
+from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
 
 from . import storage as S
 from . import x64
@@ -248,9 +247,10 @@ def _trace(call, arg_storages):
         trace = _Trace()
         S.set_trace(trace)
         try:
+            entered = {}
             for st, buf in zip(arg_storages, bufs):
                 trace.save(st)
-                st._buffer = buf
+                st._buffer = entered[id(st)] = buf
                 st._host = None
             result = call()
             leaves, tree = jax.tree_util.tree_flatten(result, is_leaf=lambda x: isinstance(x, Tensor))
@@ -259,7 +259,10 @@ def _trace(call, arg_storages):
             del leaves
             _forget_graphs(trace)
             saved = {key: st for key, (st, *_) in trace.saved.items()}
-            written = [st for key, st in saved.items() if st._buffer is not trace.saved[key][1]]
+            written = [
+                st for key, st in saved.items()
+                if st._buffer is not entered.get(key, trace.saved[key][1])
+            ]
             kept = _still_alive(trace)
             outs = [st._buffer for st in written] + [st._buffer for st in kept]
             kept_ids = {id(st): k for k, st in enumerate(kept)}
@@ -287,20 +290,34 @@ def _trace(call, arg_storages):
             _forget_graphs(trace)
             trace.restore()
 
-    closed = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages]).jaxpr
+    traced_call = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages])
+    closed = traced_call.jaxpr
+    # Constants reach the jaxpr two ways: as constvars (closed.consts) and, in JAX's
+    # newer scheme, hoisted to leading inputs (traced_call._consts).
+    constants = list(closed.consts) + list(traced_call._consts)
     trace = plan["trace"]
-    for const in closed.consts:
+    for const in constants:
         st = trace.closed.get(id(const))
         if st is not None and trace.saved[id(st)][1] is const:
             entry.consts.append(("storage", weakref.ref(st)))
         else:
             entry.consts.append(("value", const))
-    entry.program = jaxpr_as_fun(ClosedJaxpr(pe.convert_constvars_jaxpr(closed.jaxpr), ()))
+    entry.program = _program(closed.jaxpr, len(closed.consts))
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
     return entry
+
+
+def _program(jaxpr, n_constvars):
+    """The traced program as a function of its constants and inputs, in the order
+    constvars, then the jaxpr's inputs (hoisted constants, then arguments)."""
+
+    def program(*bufs):
+        return jax_core.eval_jaxpr(jaxpr, bufs[:n_constvars], *bufs[n_constvars:])
+
+    return program
 
 
 def _describe_returned(x):

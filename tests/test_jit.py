@@ -1,0 +1,181 @@
+"""arraykit.jit: views, in-place writes, closed-over tensors and autograd inside one
+compiled program; compile counts; control-flow errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import arraykit as ak
+import arraykit.nn.functional as F
+
+
+def test_writes_through_views_of_arguments_reach_the_callers_base():
+    base = ak.arange(12.0).reshape(3, 4)
+
+    @ak.jit
+    def scale_column(col):
+        col.mul_(10.0)
+        return col.sum()
+
+    total = scale_column(base[:, 1])
+    np.testing.assert_array_equal(base.numpy()[:, 1], [10, 50, 90])
+    assert total.item() == 150.0
+    scale_column(base[:, 1])
+    np.testing.assert_array_equal(base.numpy()[:, 1], [100, 500, 900])
+    assert scale_column.compile_count == 1
+
+
+def test_two_views_of_one_storage_stay_aliases():
+    base = ak.zeros(6)
+
+    @ak.jit
+    def write_then_read(a, b):
+        a[1] = 5.0  # a = base[0:4]; b = base[1:5] sees it at b[0]
+        return b * 1.0
+
+    out = write_then_read(base[0:4], base[1:5])
+    np.testing.assert_array_equal(out.numpy(), [5, 0, 0, 0])
+    np.testing.assert_array_equal(base.numpy(), [0, 5, 0, 0, 0, 0])
+    separate = ak.zeros(6)
+    out = write_then_read(separate[0:4], ak.zeros(6)[1:5])
+    np.testing.assert_array_equal(out.numpy(), [0, 0, 0, 0])
+    assert write_then_read.compile_count == 2
+    assert "storage" in write_then_read.last_compile_reason
+
+
+def test_returned_views_alias_the_argument():
+    x = ak.arange(6.0)
+
+    @ak.jit
+    def tail(t):
+        t.add_(1.0)
+        return t[3:]
+
+    view = tail(x)
+    assert view.untyped_storage() is x.untyped_storage() and view.storage_offset() == 3
+    view[0] = -1.0
+    np.testing.assert_array_equal(x.numpy(), [1, 2, 3, -1, 5, 6])
+
+
+def test_closed_over_tensors_are_read_at_call_time_and_written_back():
+    scale = ak.asarray(2.0)
+    counter = ak.zeros(())
+
+    @ak.jit
+    def f(t):
+        counter.add_(1.0)
+        return t * scale
+
+    x = ak.ones(3)
+    np.testing.assert_array_equal(f(x).numpy(), [2, 2, 2])
+    scale.fill_(5.0)
+    np.testing.assert_array_equal(f(x).numpy(), [5, 5, 5])
+    assert counter.item() == 2.0 and f.compile_count == 1
+
+
+def _sgd_momentum_step(w, velocity, lr, x, y):
+    w.grad = None
+    loss = F.cross_entropy(F.relu(x @ w), y)
+    loss.backward()
+    with ak.no_grad():
+        velocity.mul_(0.9).add_(w.grad)
+        w.sub_(lr * velocity)
+    return loss
+
+
+def test_jitted_training_matches_eager_and_lr_changes_do_not_recompile():
+    rng = np.random.default_rng(0)
+    x = ak.asarray(rng.normal(size=(16, 5)).astype(np.float32))
+    y = ak.asarray(rng.integers(0, 4, 16))
+    init = rng.normal(size=(5, 4)).astype(np.float32)
+    runs = {}
+    for mode in ("eager", "jit"):
+        w = ak.asarray(init).requires_grad_()
+        velocity = ak.zeros((5, 4))
+        lr = ak.asarray(0.1)
+        step = _sgd_momentum_step if mode == "eager" else ak.jit(_sgd_momentum_step)
+        losses = [step(w, velocity, lr, x, y).item() for _ in range(4)]
+        lr.fill_(0.05)
+        losses += [step(w, velocity, lr, x, y).item() for _ in range(2)]
+        runs[mode] = (losses, w.numpy(), w.grad.numpy())
+        if mode == "jit":
+            assert step.compile_count == 1
+    np.testing.assert_allclose(runs["jit"][0], runs["eager"][0], rtol=1e-5)
+    np.testing.assert_allclose(runs["jit"][1], runs["eager"][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(runs["jit"][2], runs["eager"][2], rtol=1e-5, atol=1e-6)
+
+
+def test_closed_over_model_and_grads_set_inside_jit():
+    w = ak.ones((3, 2)).requires_grad_()
+
+    @ak.jit
+    def step(x):
+        w.grad = None
+        (x @ w).sum().backward()
+        with ak.no_grad():
+            w.sub_(0.5 * w.grad)
+
+    step(ak.ones((4, 3)))
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))
+    np.testing.assert_array_equal(w.numpy(), np.full((3, 2), -1.0))
+    step(ak.ones((4, 3)) * 2)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 8.0))
+    assert w.is_leaf and w.requires_grad
+
+
+def test_compile_counts_reasons_and_cap():
+    @ak.jit(max_compiles=2)
+    def double(t):
+        return t * 2
+
+    for _ in range(3):
+        double(ak.ones(3))
+    assert double.compile_count == 1 and double.last_compile_reason == "first call"
+    double(ak.ones(4))
+    assert double.compile_count == 2 and "shape (4,)" in double.last_compile_reason
+    with pytest.raises(RuntimeError, match="max_compiles=2.*shape \\(5,\\)"):
+        double(ak.ones(5))
+
+
+def test_static_arguments():
+    @ak.jit(static_argnums=1)
+    def power(t, k):
+        return t ** k
+
+    np.testing.assert_array_equal(power(ak.full((2,), 3.0), 2).numpy(), [9, 9])
+    np.testing.assert_array_equal(power(ak.full((2,), 3.0), 3).numpy(), [27, 27])
+    assert power.compile_count == 2
+
+
+@pytest.mark.parametrize("body,what", [
+    (lambda t: 1.0 if t.sum() > 0 else 0.0, "bool()"),
+    (lambda t: t.sum().item(), "item()"),
+    (lambda t: float(t[0]), "float()"),
+    (lambda t: t.tolist(), "tolist()"),
+])
+def test_python_control_flow_on_traced_values_raises(body, what):
+    x = ak.arange(3.0)
+    with pytest.raises(TypeError, match=f"{what.replace('(', '[(]').replace(')', '[)]')}.*arraykit.where"):
+        ak.jit(body)(x)
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 2])  # the storage is concrete again
+
+
+def test_data_dependent_mask_raises():
+    with pytest.raises(IndexError, match="arraykit.where"):
+        ak.jit(lambda t: t[t > 1])(ak.arange(3.0))
+
+
+def test_only_written_storages_are_written_back():
+    x, y = ak.ones(3), ak.ones(3)
+    versions = (x.untyped_storage().version, y.untyped_storage().version)
+    ptr = y.data_ptr()
+
+    @ak.jit
+    def f(a, b):
+        a.add_(b)
+        return b.sum()
+
+    f(x, y)
+    assert x.untyped_storage().version == versions[0] + 1
+    assert y.untyped_storage().version == versions[1] and y.data_ptr() == ptr
