@@ -182,8 +182,9 @@ class Jitted:
     latest one happened, ``max_compiles`` (None: no cap) bounds them.
     """
 
-    def __init__(self, fn, static_argnums, static_argnames, max_compiles):
+    def __init__(self, fn, static_argnums, static_argnames, donate_argnums, max_compiles):
         self.fn = fn
+        self.donate_argnums = tuple(donate_argnums)
         self.static_argnums = tuple(sorted(static_argnums))
         self.static_argnames = tuple(static_argnames)
         self.max_compiles = max_compiles
@@ -218,7 +219,17 @@ class Jitted:
         entry = self._entries.get(key)
         if entry is None or not entry.alive():
             entry = self._compile(key, static, dynamic, named, arg_storages)
-        return _run(entry, arg_storages)
+        return _run(entry, arg_storages, self._donated(args, arg_storages))
+
+    def _donated(self, args, arg_storages):
+        """Storages of the ``donate_argnums`` arguments: their buffers go to the call."""
+        if not self.donate_argnums:
+            return ()
+        ids = set()
+        for i in self.donate_argnums:
+            leaves = jax.tree_util.tree_leaves(args[i], is_leaf=lambda x: isinstance(x, Tensor))
+            ids.update(id(x._storage) for x in leaves if isinstance(x, Tensor))
+        return tuple(k for k, st in enumerate(arg_storages) if id(st) in ids)
 
     def _compile(self, key, static, dynamic, named, arg_storages):
         reason = _describe_change(self._last_key, key)
@@ -368,8 +379,13 @@ def _place(item, entry, arg_storages):
     return ("input", _position(st, entry, arg_storages), layout, dtype)
 
 
-def _run(entry, arg_storages):
-    """Call the compiled program on the current buffers and write its results back."""
+def _run(entry, arg_storages, donated=()):
+    """Call the compiled program on the current buffers and write its results back.
+
+    ``donated`` are positions among the argument storages whose buffers the
+    caller gave up (``donate_argnums``): XLA may reuse them, and the tensors over
+    them are not readable afterwards unless the call wrote them.
+    """
     inputs = [ref() if kind == "storage" else None for kind, ref in entry.consts]
     inputs += list(arg_storages)
     kept = [ref() for ref in entry.kept]
@@ -377,7 +393,10 @@ def _run(entry, arg_storages):
     with launch.Locks(storages):
         bufs = [st._buffer if st is not None else value for st, (_, value) in zip(inputs, entry.consts)]
         bufs += [st._buffer for st in arg_storages]
-        donate = tuple(i for i in entry.written if not inputs[i].shared)
+        offset = len(entry.consts)
+        donate = {i for i in entry.written if not inputs[i].shared}
+        donate.update(offset + k for k in donated if not arg_storages[k].shared)
+        donate = tuple(sorted(donate))
         outs = entry.executable(donate)(*bufs)
         n_written = len(entry.written)
         for i, buf in zip(entry.written, outs):
@@ -415,16 +434,20 @@ def _abstract(buf):
     return jax.ShapeDtypeStruct(buf.shape, buf.dtype, sharding=getattr(buf, "sharding", None))
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), max_compiles=None):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), max_compiles=None):
     """Compile ``fn`` (a function of tensors, pytrees of tensors, modules, optimizers)
     into one XLA program per signature; see the module docstring. Usable as
-    ``@jit`` or ``@jit(static_argnums=...)``."""
+    ``@jit`` or ``@jit(static_argnums=...)``. Storages the call writes are always
+    donated; ``donate_argnums`` also hands over the buffers of arguments it only
+    reads (they are not readable afterwards, as with ``jax.jit``)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
 
     def wrap(f):
-        return Jitted(f, static_argnums, static_argnames, max_compiles)
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, max_compiles)
 
     return wrap if fn is None else wrap(fn)

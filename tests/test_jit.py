@@ -179,3 +179,10 @@ def test_only_written_storages_are_written_back():
     f(x, y)
     assert x.untyped_storage().version == versions[0] + 1
     assert y.untyped_storage().version == versions[1] and y.data_ptr() == ptr
+
+
+def test_donated_arguments_are_handed_over():
+    x = ak.ones(1000)
+    y = ak.jit(lambda t: t * 2, donate_argnums=0)(x)
+    np.testing.assert_array_equal(y.numpy()[:3], [2, 2, 2])
+    assert x.untyped_storage().buffer.is_deleted()
