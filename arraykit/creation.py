@@ -33,7 +33,9 @@ from jax import lax
 
 from . import dtypes as D
 from . import layout as L
-from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
+from .devices import (
+    as_device, check_same_device, host_to_device, import_dlpack, import_host, sharding_of,
+)
 from .kernels.launch import apply, call_or_nested, compile_options
 from . import x64
 from .storage import Storage
@@ -100,7 +102,7 @@ def _launch(fn, static, device, *args):
         def body(*a):
             return fn(*a, *static)
 
-        placed = jax.sharding.SingleDeviceSharding(device)
+        placed = sharding_of(device)
         options = compile_options(body, args, device.platform)
         kernels = _CREATE[key] = (
             jax.jit(body, out_shardings=placed, compiler_options=options),

@@ -3,6 +3,10 @@ compiled program; compile counts; control-flow errors."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -186,3 +190,49 @@ def test_donated_arguments_are_handed_over():
     y = ak.jit(lambda t: t * 2, donate_argnums=0)(x)
     np.testing.assert_array_equal(y.numpy()[:3], [2, 2, 2])
     assert x.untyped_storage().buffer.is_deleted()
+
+
+SHARDED_STEP = """
+import jax, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import arraykit as ak
+import arraykit.nn.functional as F
+mesh = Mesh(np.array(jax.devices()), ("data",))
+rng = np.random.default_rng(0)
+X = rng.normal(size=(64, 10)).astype(np.float32)
+Y = rng.integers(0, 3, 64)
+W0 = rng.normal(size=(10, 3)).astype(np.float32)
+
+def train(sharded):
+    place = (lambda spec: NamedSharding(mesh, spec)) if sharded else (lambda spec: None)
+    w = ak.asarray(W0, device=place(P())).requires_grad_()
+    lr = ak.asarray(0.5, device=place(P()))
+    x, y = ak.asarray(X, device=place(P("data"))), ak.asarray(Y, device=place(P("data")))
+
+    @ak.jit
+    def step(x, y):
+        w.grad = None
+        loss = F.cross_entropy(x @ w, y)
+        loss.backward()
+        with ak.no_grad():
+            w.sub_(lr * w.grad)
+        return loss
+
+    losses = [step(x, y).item() for _ in range(3)]
+    return losses, w.numpy(), x.untyped_storage().buffer.sharding
+
+single, sharded = train(False), train(True)
+assert len(jax.devices()) == 8
+assert sharded[2].spec == P("data"), sharded[2]
+np.testing.assert_allclose(sharded[0], single[0], rtol=1e-6)
+np.testing.assert_allclose(sharded[1], single[1], rtol=1e-6, atol=1e-7)
+print("ok")
+"""
+
+
+def test_data_parallel_step_over_a_mesh_matches_one_device():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    done = subprocess.run([sys.executable, "-c", SHARDED_STEP], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
