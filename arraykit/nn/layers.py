@@ -252,14 +252,16 @@ class LayerNorm(Module):
         else:
             self.weight = None
             self.bias = None
+        self._has_bias = bias
 
     def forward(self, input):
         """``F.layer_norm`` with this layer's shape, parameters and eps."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        """``normalized_shape, eps=..., elementwise_affine=...``."""
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        """``normalized_shape, eps=..., elementwise_affine=..., bias=...``."""
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self._has_bias}")
 
 
 # ---------------------------------------------------------------------- containers

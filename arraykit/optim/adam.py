@@ -99,9 +99,7 @@ class Adam(Optimizer):
         slots = [("step", True), ("exp_avg", False), ("exp_avg_sq", False)]
         return slots + [("max_exp_avg_sq", False)] if group["amsgrad"] else slots
 
-    def _update(self, p, grad, state, hyper, group):
-        if not state:
-            state.update(self._new_state(p, group))
+    def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         amsgrad = bool(group["amsgrad"])
         decoupled = bool(group["decoupled_weight_decay"])

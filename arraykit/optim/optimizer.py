@@ -104,6 +104,8 @@ class Optimizer:
     def _new_state(self, p, group):
         """Zeroed state for ``p``: one storage; ``state`` entries are views of it."""
         slots = self._slots(group)
+        if not slots:
+            return {}
         n = p.numel()
         sizes = [1 if scalar else n for _, scalar in slots]
         flat = zeros((sum(sizes),), dtype=state_dtype(p), device=p.device)
@@ -134,8 +136,9 @@ class Optimizer:
         """The floats of ``group``'s options that the update reads, in the tensor's order."""
         raise NotImplementedError
 
-    def _update(self, p, grad, state, hyper, group):
-        """Update ``p`` (and its state) in place from ``grad``; subclasses define it."""
+    def _update(self, p, grad, state, hyper, group, fresh):
+        """Update ``p`` and its ``state`` (just zeroed when ``fresh``) in place from ``grad``;
+        subclasses define it."""
         raise NotImplementedError
 
     def step(self, closure=None):
@@ -152,7 +155,13 @@ class Optimizer:
                     if grad is None:
                         continue
                     hyper = self._hyperparameters(index, group, p.device)
-                    self._update(p, grad, self.state[p], hyper, group)
+                    state = self.state.get(p)
+                    fresh = state is None
+                    if fresh:
+                        state = self._new_state(p, group)
+                        if state:
+                            self.state[p] = state
+                    self._update(p, grad, state, hyper, group, fresh)
         return loss
 
     def state_dict(self):

@@ -60,15 +60,11 @@ class SGD(Optimizer):
     def _slots(self, group):
         return [("momentum_buffer", False)] if group["momentum"] != 0 else []
 
-    def _update(self, p, grad, state, hyper, group):
+    def _update(self, p, grad, state, hyper, group, fresh):
         maximize, decay = bool(group["maximize"]), group["weight_decay"] != 0
-        operands = (grad, p, hyper)
         if group["momentum"] == 0:
             apply_inplace(_sgd_param, p, (grad, hyper), ((maximize, decay, False),))
             return
-        first = not state
-        if first:
-            state.update(self._new_state(p, group))
         buf = state["momentum_buffer"]
-        apply_inplace(_sgd_buffer, buf, operands, (maximize, decay, first))
+        apply_inplace(_sgd_buffer, buf, (grad, p, hyper), (maximize, decay, fresh))
         apply_inplace(_sgd_param, p, (grad, buf, hyper), ((maximize, decay, bool(group["nesterov"])),))
