@@ -272,6 +272,6 @@ def test_training_a_model_end_to_end():
         tloss.backward()
         opt.step()
         topt.step()
-        np.testing.assert_allclose(float(loss), float(tloss), rtol=1e-5)
+        np.testing.assert_allclose(float(loss), tloss.item(), rtol=1e-5)
     for (name, p), tp in zip(model.named_parameters(), tmodel.parameters()):
         np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=name)

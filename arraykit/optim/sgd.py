@@ -18,19 +18,24 @@ def _direction(grad, p, h, maximize, decay):
     return d
 
 
-def _sgd_buffer(buf, grad, p, h, maximize, decay, first):
+def _sgd_buffer(buf, grad, *rest):
     """The new momentum buffer: ``d`` itself at the first step, else ``m·buf + (1-dampening)·d``."""
-    d = _direction(grad, p, h, maximize, decay).astype(buf.dtype)
+    *p, h, maximize, decay, first = rest
+    d = _direction(grad, p[0] if decay else None, h, maximize, decay).astype(buf.dtype)
     if first:
         return d
     return buf * h[1].astype(buf.dtype) + (1 - h[2]).astype(buf.dtype) * d
 
 
-def _sgd_param(p, grad, *rest):
-    *buf, h, (maximize, decay, nesterov) = rest
-    d = _direction(grad, p, h, maximize, decay)
-    if buf:
-        d = d + h[1].astype(d.dtype) * buf[0] if nesterov else buf[0].astype(d.dtype)
+def _sgd_param(p, *rest):
+    """``p - lr·d``; ``d`` from the gradient (no momentum), the buffer, or both (Nesterov)."""
+    *operands, h, (maximize, decay, momentum, nesterov) = rest
+    if momentum and not nesterov:
+        d = operands[0].astype(p.dtype)
+    else:
+        d = _direction(operands[0], p, h, maximize, decay)
+        if nesterov:
+            d = d + h[1].astype(d.dtype) * operands[1]
     return p + (-h[0]).astype(p.dtype) * d
 
 
@@ -63,8 +68,11 @@ class SGD(Optimizer):
     def _update(self, p, grad, state, hyper, group, fresh):
         maximize, decay = bool(group["maximize"]), group["weight_decay"] != 0
         if group["momentum"] == 0:
-            apply_inplace(_sgd_param, p, (grad, hyper), ((maximize, decay, False),))
+            apply_inplace(_sgd_param, p, (grad, hyper), ((maximize, decay, False, False),))
             return
         buf = state["momentum_buffer"]
-        apply_inplace(_sgd_buffer, buf, (grad, p, hyper), (maximize, decay, fresh))
-        apply_inplace(_sgd_param, p, (grad, buf, hyper), ((maximize, decay, bool(group["nesterov"])),))
+        operands = (grad, p, hyper) if decay else (grad, hyper)
+        apply_inplace(_sgd_buffer, buf, operands, (maximize, decay, fresh))
+        nesterov = bool(group["nesterov"])
+        operands = (grad, buf, hyper) if nesterov else (buf, hyper)
+        apply_inplace(_sgd_param, p, operands, ((maximize, decay, True, nesterov),))
