@@ -9,7 +9,7 @@ import sys as _sys
 
 from . import (
     api_versions, autograd, constants, creation, data_types, elementwise, fft, gather_scatter,
-    indexing, info, linalg, linear_algebra, manipulation, nn, searching, set_functions, sorting,
+    indexing, info, linalg, linear_algebra, manipulation, nn, optim, searching, set_functions, sorting,
     statistical, tensor_methods, utility,
 )
 from .constants import *  # noqa: F401,F403
@@ -51,8 +51,8 @@ _CORE = [
     "uint64", "float32", "float64", "complex64", "complex128", "float16", "bfloat16",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
-    "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
-    "value_and_grad", "vjp", "jit",
+    "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "grad", "value_and_grad", "vjp", "jit",
 ]
 
 __all__ = (
