@@ -9,8 +9,8 @@ import sys as _sys
 
 from . import (
     api_versions, autograd, constants, creation, data_types, elementwise, fft, gather_scatter,
-    indexing, info, linalg, linear_algebra, manipulation, nn, optim, searching, set_functions, sorting,
-    statistical, tensor_methods, utility,
+    indexing, info, linalg, linear_algebra, manipulation, nn, optim, random, searching,
+    serialization, set_functions, sorting, statistical, tensor_methods, utility,
 )
 from .constants import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
@@ -28,6 +28,8 @@ from .kernels.launch import cache_clear, cache_info
 from .linear_algebra import *  # noqa: F401,F403
 from .manipulation import *  # noqa: F401,F403
 from .memory import may_share_memory, shares_memory
+from .random import *  # noqa: F401,F403
+from .serialization import *  # noqa: F401,F403
 from .searching import *  # noqa: F401,F403
 from .set_functions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
@@ -66,6 +68,8 @@ __all__ = (
     + info.__all__
     + linear_algebra.__all__
     + manipulation.__all__
+    + random.__all__
+    + serialization.__all__
     + searching.__all__
     + set_functions.__all__
     + sorting.__all__

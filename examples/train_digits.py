@@ -52,7 +52,6 @@ def main():
     args = parser.parse_args()
 
     device = ak.device(args.device)
-    ak.manual_seed(args.seed)
     x_train, x_test, y_train, y_test = load(device, args.seed)
     model = make_model().to(device)
     optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)

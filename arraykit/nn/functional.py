@@ -318,16 +318,21 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def _dropout_body(x, key, keep):
-    mask = jax.random.bernoulli(jax.random.wrap_key_data(key), keep, x.shape)
+def _dropout_mask(key, x, keep):
+    mask = jax.random.bernoulli(key, keep, x.shape)
     return jnp.where(mask, x / keep, jnp.zeros((), x.dtype))
 
 
-def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
+def _dropout_body(x, key, keep):
+    return _dropout_mask(jax.random.wrap_key_data(key), x, keep)
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, key=None, generator=None):
     """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
-    ``key`` is a JAX PRNG key (``jax.random.key(seed)``) giving the mask; it is
-    required while training.
+    The mask comes from ``key``, a JAX PRNG key (``jax.random.key(seed)``), when
+    given; otherwise from ``generator`` (an :class:`arraykit.Generator`; default:
+    the default generator of the input's device), whose state advances in place.
     """
     x = _floating(input, "dropout")
     if not 0.0 <= p <= 1.0:
@@ -336,9 +341,12 @@ def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
         return x
     if p == 1.0:
         out = x * 0
+    elif key is None:
+        from ..random import draw
+
+        out = draw(_dropout_mask, (x,), (1.0 - float(p),), generator,
+                   x.device if generator is None else None)
     else:
-        if key is None:
-            raise ValueError("dropout: pass key=jax.random.key(seed) while training")
         from ..creation import asarray
 
         data = asarray(np.asarray(jax.random.key_data(key)), device=x.device)
