@@ -26,7 +26,9 @@ and the static arguments; a signature is traced again when a storage it closed
 over or kept is gone.
 As with ``jax.jit``, Python side effects run only while tracing: a function must
 leave the same Python-side structure (the same tensors in the same places) on
-every call. ``compile_count``, ``last_compile_reason`` and ``max_compiles`` make
+every call. A first call that creates tensors which outlive it (an optimizer's
+state made on its first ``step()``) is traced once more on the second call, since
+later calls read those tensors instead of creating them. ``compile_count``, ``last_compile_reason`` and ``max_compiles`` make
 compilations observable and bounded.
 """
 
@@ -150,10 +152,23 @@ def _describe_change(old, new):
     return f"static arguments changed ({old[2]} -> {new[2]})"
 
 
+_WARM_UP = (
+    "the first call created tensors that stay (optimizer state, .grad): traced once more "
+    "so that later calls read them"
+)
+
+
 class _Entry:
-    """One compiled signature: where its inputs come from and where its outputs go."""
+    """One compiled signature: where its inputs come from and where its outputs go.
+
+    ``provisional``: the first trace of a signature created tensors that outlive
+    the call (an optimizer's lazily made state, ``.grad``). Later calls may read
+    them instead of making them again (Python ran only once), so the second call
+    traces again, once.
+    """
 
     def __init__(self):
+        self.provisional = False
         self.n_args = 0
         self.consts = []
         self.written = []
@@ -219,6 +234,9 @@ class Jitted:
         entry = self._entries.get(key)
         if entry is None or not entry.alive():
             entry = self._compile(key, static, dynamic, named, arg_storages)
+            entry.provisional = bool(entry.kept)
+        elif entry.provisional:
+            entry = self._compile(key, static, dynamic, named, arg_storages, _WARM_UP)
         return _run(entry, arg_storages, self._donated(args, arg_storages))
 
     def _donated(self, args, arg_storages):
@@ -231,8 +249,8 @@ class Jitted:
             ids.update(id(x._storage) for x in leaves if isinstance(x, Tensor))
         return tuple(k for k, st in enumerate(arg_storages) if id(st) in ids)
 
-    def _compile(self, key, static, dynamic, named, arg_storages):
-        reason = _describe_change(self._last_key, key)
+    def _compile(self, key, static, dynamic, named, arg_storages, reason=None):
+        reason = reason or _describe_change(self._last_key, key)
         if self.max_compiles is not None and self.compile_count >= self.max_compiles:
             name = getattr(self.fn, "__name__", repr(self.fn))
             raise RuntimeError(

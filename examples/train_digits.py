@@ -52,6 +52,7 @@ def main():
     args = parser.parse_args()
 
     device = ak.device(args.device)
+    ak.manual_seed(args.seed)
     x_train, x_test, y_train, y_test = load(device, args.seed)
     model = make_model().to(device)
     optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
@@ -64,23 +65,22 @@ def main():
         return loss
 
     step = train_step if args.eager else ak.jit(train_step)
-    n = x_train.shape[0] - x_train.shape[0] % args.batch_size  # whole batches: one signature
+    n = x_train.shape[0] - x_train.shape[0] % args.batch_size  # whole batches: one shape
     rng = np.random.default_rng(args.seed)
     losses = []
     start = time.perf_counter()
     with tqdm(range(args.epochs), unit="epoch") as bar:
         for _ in bar:
-            order = ak.asarray(rng.permutation(x_train.shape[0])[:n], device=device)
-            xs, ys = x_train[order], y_train[order]
-            for i in range(0, n, args.batch_size):
-                loss = step(xs[i:i + args.batch_size], ys[i:i + args.batch_size])
-                losses.append(loss)
+            order = rng.permutation(x_train.shape[0])[:n].reshape(-1, args.batch_size)
+            for batch in order:  # each batch is gathered into its own tensors
+                picked = ak.asarray(batch, device=device)
+                losses.append(step(x_train[picked], y_train[picked]))
             bar.set_postfix(loss=f"{losses[-1].item():.4f}")
     seconds = time.perf_counter() - start
     model.eval()
     with ak.no_grad():
         accuracy = (ak.argmax(model(x_test), axis=1) == y_test).to(ak.float32).mean().item()
-    mode = "eager" if args.eager else f"jit ({step.compile_count} compilation)"
+    mode = "eager" if args.eager else f"jit ({step.compile_count} compilations)"
     print(f"{mode}: {len(losses)} steps in {seconds:.1f} s, final loss "
           f"{losses[-1].item():.4f}, test accuracy {accuracy:.3f}")
     if args.plot:

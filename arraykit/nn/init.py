@@ -1,25 +1,22 @@
 """``arraykit.nn.init``: PyTorch's parameter initialisations, in place, without gradient.
 
-Every random draw goes through :func:`_uniform` (normal draws transform a uniform
-one by the inverse error function, as ``jax.random.normal`` does), and every key
-through :func:`_next_key`: the two functions are the only place random numbers
-come from, so a random-number module plugs in there.
+Every random draw goes through :func:`_uniform`, a draw of :mod:`arraykit.random`
+(normal draws transform a uniform one by the inverse error function, as
+``jax.random.normal`` does), so ``arraykit.manual_seed`` and ``generator=`` decide
+the values, and under ``arraykit.jit`` draws advance the generator's state tensor.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 
 import jax
 import numpy as np
 
-from .. import layout as L
-from .. import x64
+from .. import random
 from ..autograd.mode import no_grad
-from ..devices import put
 from ..kernels.launch import apply
-from ..tensor import Tensor, require_tensor
+from ..tensor import require_tensor
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
@@ -27,28 +24,12 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------- random draws
-# The place where arraykit.random plugs in: until then, a module-level JAX key split
-# on every draw (seeded 0; ``generator`` must be None).
-_KEY = [jax.random.key(0)]
-_KEY_LOCK = threading.Lock()
 
 
-def _next_key(generator=None):
-    """A fresh JAX PRNG key (the module's default key is split)."""
-    if generator is not None:
-        raise NotImplementedError(
-            f"generator={generator!r}: generators need arraykit.random, which is not available yet"
-        )
-    with _KEY_LOCK:
-        _KEY[0], key = jax.random.split(_KEY[0])
-    return key
-
-
-@x64.scoped
 def _uniform(shape, low, high, dtype, device, generator=None):
-    """A new tensor of ``shape`` with values drawn uniformly from ``[low, high)``."""
-    values = jax.random.uniform(_next_key(generator), shape, dtype.np, low, high)
-    return Tensor._from_buffer(put(values, device), L.contiguous(tuple(shape)), device)
+    """A new tensor of ``shape`` drawn uniformly from ``[low, high)`` by ``generator``
+    (default: the device's default generator, see :mod:`arraykit.random`)."""
+    return random.uniform(low, high, tuple(shape), generator=generator, dtype=dtype, device=device)
 
 
 # ---------------------------------------------------------------------- initialisers

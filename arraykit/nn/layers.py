@@ -177,7 +177,7 @@ class Dropout(Module):
         """``F.dropout`` with a fresh random key while training."""
         if not self.training or self.p == 0.0:
             return input
-        return F.dropout(input, self.p, True, self.inplace, key=init._next_key())
+        return F.dropout(input, self.p, True, self.inplace)
 
     def extra_repr(self):
         """``p=..., inplace=...``."""

@@ -7,8 +7,10 @@ views are the ``state`` entries (``step`` a 0-d view, the moments views of the
 parameter's shape), so one kernel updates all of it; the hyperparameters an update
 uses are one small float64 tensor per parameter group (and device), rewritten only
 when a group's values change. Parameters are written in place under ``no_grad``.
-A future ``arraykit.jit`` of ``step()`` thus sees only mutated storages: changing
-``group['lr']`` changes a value, not the program.
+An ``arraykit.jit`` of a step thus sees only mutated storages. A parameter group is
+a dict that rewrites its hyperparameter tensors as soon as an option is assigned
+(``group['lr'] = 0.01``, as schedulers do), so a change made between jitted calls
+reaches the compiled step without recompiling it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,20 @@ def whole(t):
     """The flat 1-D tensor over all of ``t``'s storage."""
     st = t._storage
     return Tensor._make(st, L.Layout((st.size(),), (1,), 0), st.dtype)
+
+
+class ParamGroup(dict):
+    """A parameter group: a dict whose option assignments reach the optimizer's
+    hyperparameter tensors at once (see the module docstring)."""
+
+    def __init__(self, values, on_change):
+        super().__init__(values)
+        self._on_change = on_change
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if key != "params":
+            self._on_change(self)
 
 
 class Optimizer:
@@ -80,7 +96,7 @@ class Optimizer:
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append(group)
+        self.param_groups.append(ParamGroup(group, self._refresh))
         self._hyper.append([None, {}])
 
     def zero_grad(self, set_to_none=True):
@@ -117,6 +133,12 @@ class Optimizer:
             start += size
         return state
 
+    def _refresh(self, group):
+        """Rewrite ``group``'s hyperparameter tensors when its options changed."""
+        for index, candidate in enumerate(self.param_groups):
+            if candidate is group:
+                self._hyperparameters(index, group, None)
+
     def _hyperparameters(self, index, group, device):
         """The group's hyperparameter tensor on ``device`` (rewritten in place when the
         group's values changed since the last step)."""
@@ -125,8 +147,11 @@ class Optimizer:
         tensors = cache[1]
         if values != cache[0]:
             cache[0] = values
-            for t in tensors.values():
-                t.copy_(np.array(values))
+            with no_grad():
+                for t in tensors.values():
+                    t.copy_(np.array(values))
+        if device is None:
+            return None
         t = tensors.get(device)
         if t is None:
             t = tensors[device] = asarray(np.array(values), device=device)
@@ -197,11 +222,13 @@ class Optimizer:
         new_groups = []
         by_index = {}
         for saved, group in zip(saved_groups, self.param_groups):
-            new = dict(saved, params=group["params"])
+            new = ParamGroup(dict(saved, params=group["params"]), self._refresh)
             new_groups.append(new)
             for i, p in zip(saved["params"], group["params"]):
                 by_index[i] = (p, new)
         self.param_groups = new_groups
+        for group in new_groups:
+            self._refresh(group)
         self.state = collections.defaultdict(dict)
         with no_grad():
             for i, saved in state_dict["state"].items():
