@@ -75,6 +75,11 @@ def cross_entropy_forward(x, target, weight, options):
     return _reduce(rows, denominator, options[-1]).astype(out_dtype), lse
 
 
+def row_logsumexp(x):
+    """The per-row log-sum-exp that :func:`cross_entropy_forward` returns (classes last)."""
+    return _logsumexp(_rows_last(x).astype(_compute_dtype(x)))
+
+
 def cross_entropy_backward(x, target, weight, lse, grad, options):
     """The gradient of the logits: ``grad * (A * softmax(x) - a)``, scaled by the reduction."""
     ndim = x.ndim
