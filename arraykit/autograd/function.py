@@ -17,7 +17,7 @@ from .. import x64
 from ..devices import dense_values
 from ..tensor import Tensor, is_traced
 from . import graph as G
-from .mode import is_grad_enabled, no_grad
+from .mode import enable_grad, is_grad_enabled, no_grad
 from .tensor_grad import tensor_maker
 
 
@@ -86,6 +86,35 @@ class CustomBackward:
                 in_cts.append(jax.numpy.zeros(version.shape, version.dtype.np))
                 continue
             in_cts.append(G.spread(dense_values(g), version.shape, version.dtype, x._layout))
+        return tuple(in_cts)
+
+    def graph(self, cts, ops):
+        """``create_graph``: the same with tensor cotangents (None where an output got
+        none), the user's backward running with grad mode on, as in PyTorch."""
+        grads = []
+        for out, ct in zip(self.outputs, cts):
+            if ct is None:
+                ct = self.make(jax.numpy.zeros(out._storage._buffer.shape, out.dtype.np))
+            grads.append(ops.gather(ct, out._storage._buffer.shape, out._layout))
+        with enable_grad():
+            result = self.cls.backward(self.ctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        if len(result) != len(self.inputs):
+            raise RuntimeError(
+                f"function {self.cls.__name__}.backward returned {len(result)} gradients, "
+                f"expected {len(self.inputs)} (one per input of forward)"
+            )
+        in_cts = []
+        for x, g in zip(self.inputs, result):
+            if x is None:
+                continue
+            version = x._storage.node
+            if g is None:
+                in_cts.append(self.make(jax.numpy.zeros(version.shape, version.dtype.np)))
+                continue
+            if not isinstance(g, Tensor):
+                g = self.make(jax.numpy.asarray(dense_values(g)))
+            in_cts.append(ops.spread(g, version.shape, version.dtype, x._layout))
         return tuple(in_cts)
 
 

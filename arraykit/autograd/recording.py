@@ -49,9 +49,11 @@ class Recorder:
         mask = [False]
         parents = []
         storages = []
-        for x, layout in zip(operands, layouts):
+        args = [offsets]
+        for x, layout, buf in zip(operands, layouts, bufs):
             diff = _differentiated(x, layout)
             mask.append(diff)
+            args.append(buf if layout is None else x._storage)
             if diff:
                 parents.append(x._storage.node)
                 storages.append(x._storage)
@@ -59,7 +61,7 @@ class Recorder:
             return None
         forward = _forward(entry, tuple(mask), fn)
         outs, vjp = call_or_nested(forward.call, forward.nested, offsets, *bufs)
-        node = G.make_node(forward, outs, vjp, parents, storages)
+        node = G.make_node(forward, outs, vjp, parents, storages, args)
         made = []
         for buf, layout, dtype, version in zip(outs, entry.layouts, entry.dtypes, node.outputs):
             st = Storage(buf, dtype, device)
@@ -88,9 +90,12 @@ class Recorder:
         mask = [version is not None, False]
         parents = [version] if version is not None else []
         storages = [tst] if version is not None else []
+        args = [G.OVERWRITTEN, offsets]
         private = (x for x, same in zip(operands, aliases) if not same)
         for x in private:
-            diff = isinstance(x, self.tensor) and _differentiated(x, x._layout)
+            is_tensor = isinstance(x, self.tensor)
+            args.append(x._storage if is_tensor else x)
+            diff = is_tensor and _differentiated(x, x._layout)
             mask.append(diff)
             if diff:
                 parents.append(x._storage.node)
@@ -114,6 +119,6 @@ class Recorder:
             if trace_state_clean():
                 raise
             tst.replace(keeping_vjp(forward.nested), keeping_vjp(forward.nested), offsets, *inputs)
-        node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages)
+        node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages, args)
         tst.node = node.outputs[0]
         return True

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import layout as L
 from ..autograd.function import Function
+from ..autograd.mode import is_grad_enabled
 from ..kernels.launch import apply
 from ..tensor import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
@@ -127,8 +128,16 @@ class _CrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         x, target, weight, lse = ctx.saved_tensors
+        if is_grad_enabled() and x.requires_grad:
+            # create_graph: the saved log-sum-exp is a constant; recompute it as a recorded
+            # function of x so that the gradient can be differentiated again
+            lse = apply(_ce_lse, (x,))
         operands = (x, target, lse, grad) if weight is None else (x, target, weight, lse, grad)
         return apply(_ce_backward, operands, (ctx.options,)), None, None, None
+
+
+def _ce_lse(x):
+    return K.row_logsumexp(x)
 
 
 def _ce_forward(x, target, *rest):
