@@ -187,14 +187,21 @@ def _traced_apply(cls, args):
         ctx = FunctionCtx(tuple(True for _ in leaves))
         return cls.forward(ctx, *with_tensors(leaves))
 
+    static_attrs = {}  # what forward stored on ctx besides tensors (options, dims)
+
     def op_fwd(*leaves):
         ctx = FunctionCtx(tuple(True for _ in leaves))
         out = cls.forward(ctx, *with_tensors(leaves))
+        static_attrs.update(
+            (k, v) for k, v in vars(ctx).items()
+            if not k.startswith("_") and not isinstance(v, Tensor)
+        )
         return out, (ctx._saved, leaves)
 
     def op_bwd(residual, grads):
         saved, leaves = residual
         ctx = FunctionCtx(tuple(True for _ in leaves))
+        vars(ctx).update(static_attrs)
         ctx._saved = saved
         ctx._versions = tuple(None if t is None else t._storage.version for t in saved)
         grads = grads if isinstance(grads, tuple) else (grads,)
