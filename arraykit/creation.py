@@ -34,7 +34,8 @@ from jax import lax
 from . import dtypes as D
 from . import layout as L
 from .devices import (
-    as_device, check_same_device, host_to_device, import_dlpack, import_host, sharding_of,
+    Placement, as_device, check_same_device, host_to_device, import_dlpack, import_host,
+    jax_target, sharding_of,
 )
 from .kernels.launch import apply, call_or_nested, compile_options
 from . import x64
@@ -455,7 +456,10 @@ _cast = jax.jit(_copy_cast, static_argnums=1)
 def _from_jax(obj, dtype, device, copy):
     traced = isinstance(obj, jax.core.Tracer)
     placed = () if traced else obj.devices()
-    source = next(iter(placed)) if len(placed) == 1 else None
+    if len(placed) > 1:
+        source = Placement(obj.sharding)
+    else:
+        source = next(iter(placed)) if placed else None
     target = as_device(device) if device is not None else source or as_device(None)
     dtype = D.from_numpy(obj.dtype) if dtype is None else dtype
     moved = not traced and target != source
@@ -469,7 +473,7 @@ def _from_jax(obj, dtype, device, copy):
     else:
         buf, shared = _cast(obj, dtype.np), False
     if moved:
-        buf, shared = jax.device_put(buf, target), False
+        buf, shared = jax.device_put(buf, jax_target(target)), False
     return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
 
 

@@ -222,6 +222,10 @@ def train(sharded):
     return losses, w.numpy(), x.untyped_storage().buffer.sharding
 
 single, sharded = train(False), train(True)
+pre_sharded = jax.device_put(X, NamedSharding(mesh, P("data")))
+wrapped = ak.asarray(pre_sharded)  # a sharded JAX array is wrapped as it is
+assert wrapped.untyped_storage().buffer is pre_sharded
+np.testing.assert_allclose((wrapped * 2).numpy(), X * 2)
 assert len(jax.devices()) == 8
 assert sharded[2].spec == P("data"), sharded[2]
 np.testing.assert_allclose(sharded[0], single[0], rtol=1e-6)
