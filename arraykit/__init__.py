@@ -9,8 +9,8 @@ import sys as _sys
 
 from . import (
     api_versions, autograd, constants, creation, data_types, device_memory, elementwise, fft,
-    gather_scatter, indexing, info, linalg, linear_algebra, manipulation, nn, searching,
-    set_functions, sorting, statistical, tensor_methods, utility,
+    gather_scatter, indexing, info, linalg, linear_algebra, manipulation, nn, optim, random,
+    searching, serialization, set_functions, sorting, statistical, tensor_methods, utility,
 )
 from .constants import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
@@ -29,6 +29,8 @@ from .kernels.launch import cache_clear, cache_info
 from .linear_algebra import *  # noqa: F401,F403
 from .manipulation import *  # noqa: F401,F403
 from .memory import may_share_memory, shares_memory
+from .random import *  # noqa: F401,F403
+from .serialization import *  # noqa: F401,F403
 from .searching import *  # noqa: F401,F403
 from .set_functions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
@@ -39,6 +41,7 @@ from .tensor import (
 from .utility import *  # noqa: F401,F403
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
 from .autograd import functional_grad as grad
+from .jit import jit
 
 # ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
 # module defining ``Tensor``: rebind it after the module import above bound the name.
@@ -51,8 +54,8 @@ _CORE = [
     "uint64", "float32", "float64", "complex64", "complex128", "float16", "bfloat16",
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
-    "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad",
-    "value_and_grad", "vjp",
+    "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "grad", "value_and_grad", "vjp", "jit",
 ]
 
 __all__ = (
@@ -67,6 +70,8 @@ __all__ = (
     + info.__all__
     + linear_algebra.__all__
     + manipulation.__all__
+    + random.__all__
+    + serialization.__all__
     + searching.__all__
     + set_functions.__all__
     + sorting.__all__

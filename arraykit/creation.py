@@ -38,7 +38,10 @@ from jax import lax
 from . import dtypes as D
 from . import host_memory
 from . import layout as L
-from .devices import as_device, check_same_device, host_to_device, import_dlpack, import_host
+from .devices import (
+    Placement, as_device, check_same_device, host_to_device, import_dlpack, import_host,
+    jax_target, sharding_of,
+)
 from .kernels.launch import apply, call_or_nested, compile_options
 from . import x64
 from .storage import Storage
@@ -82,6 +85,14 @@ def _varargs_shape(shape, sizes, name):
         ) from None
 
 
+def _grad(out, requires_grad):
+    """``out``, made a leaf that requires grad when ``requires_grad`` (PyTorch's keyword on
+    creation functions; raises for dtypes that cannot require grad)."""
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
 def _dtype_or(dtype, default):
     return default if dtype is None else D.as_dtype(dtype)
 
@@ -105,7 +116,7 @@ def _launch(fn, static, device, *args):
         def body(*a):
             return fn(*a, *static)
 
-        placed = jax.sharding.SingleDeviceSharding(device)
+        placed = sharding_of(device)
         options = compile_options(body, args, device.platform)
         kernels = _CREATE[key] = (
             jax.jit(body, out_shardings=placed, compiler_options=options),
@@ -156,31 +167,31 @@ def _py(value, what):
 # ---------------------------------------------------------------------- constant fills
 
 
-def zeros(shape, *sizes, dtype=None, device=None):
+def zeros(shape, *sizes, dtype=None, device=None, requires_grad=False):
     """A new tensor of zeros (default dtype float32).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``zeros(2, 3)``.
     """
     shape = _varargs_shape(shape, sizes, "zeros")
-    return _filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
+    return _grad(_filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
 
 
-def ones(shape, *sizes, dtype=None, device=None):
+def ones(shape, *sizes, dtype=None, device=None, requires_grad=False):
     """A new tensor of ones (default dtype float32).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``ones(2, 3)``.
     """
     shape = _varargs_shape(shape, sizes, "ones")
-    return _filled(shape, 1, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
+    return _grad(_filled(shape, 1, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
 
 
-def empty(shape, *sizes, dtype=None, device=None):
+def empty(shape, *sizes, dtype=None, device=None, requires_grad=False):
     """A new tensor with unspecified values (zeros: JAX buffers are always initialized).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``empty(2, 3)``.
     """
     shape = _varargs_shape(shape, sizes, "empty")
-    return _filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
+    return _grad(_filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
 
 
 def _default_for(value):
@@ -192,7 +203,7 @@ def _default_for(value):
             "complex": D.DEFAULT_COMPLEX}[kind]
 
 
-def full(shape, fill_value, *, dtype=None, device=None):
+def full(shape, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A new tensor filled with ``fill_value`` (dtype inferred from a Python scalar)."""
     fill_value = _py(fill_value, "full: fill_value")
     dtype = _default_for(fill_value) if dtype is None else D.as_dtype(dtype)
@@ -200,7 +211,7 @@ def full(shape, fill_value, *, dtype=None, device=None):
     device = as_device(device)
     value = _scalar_of(fill_value, dtype, "full")
     buf = _launch(_fill, (shape, dtype.np), device, value)
-    return _wrap(buf, L.contiguous(shape), dtype, device)
+    return _grad(_wrap(buf, L.contiguous(shape), dtype, device), requires_grad)
 
 
 def _like(x, dtype, device):
@@ -211,28 +222,28 @@ def _like(x, dtype, device):
     )
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
+def zeros_like(x, /, *, dtype=None, device=None, requires_grad=False):
     """Zeros with the shape (and by default dtype and device) of ``x``."""
     shape, dtype, device = _like(x, dtype, device)
-    return _filled(shape, 0, dtype, device)
+    return _grad(_filled(shape, 0, dtype, device), requires_grad)
 
 
-def ones_like(x, /, *, dtype=None, device=None):
+def ones_like(x, /, *, dtype=None, device=None, requires_grad=False):
     """Ones with the shape (and by default dtype and device) of ``x``."""
     shape, dtype, device = _like(x, dtype, device)
-    return _filled(shape, 1, dtype, device)
+    return _grad(_filled(shape, 1, dtype, device), requires_grad)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+def empty_like(x, /, *, dtype=None, device=None, requires_grad=False):
     """An uninitialized (zero) tensor with the shape, dtype and device of ``x``."""
     shape, dtype, device = _like(x, dtype, device)
-    return _filled(shape, 0, dtype, device)
+    return _grad(_filled(shape, 0, dtype, device), requires_grad)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
+def full_like(x, /, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``x``."""
     shape, dtype, device = _like(x, dtype, device)
-    return full(shape, fill_value, dtype=dtype, device=device)
+    return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------------- ranges
@@ -254,7 +265,7 @@ def _int_scalar(value, np_dtype):
     return np_dtype.type(v)
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Evenly spaced values in ``[start, stop)`` (NumPy's values: ``start + i*delta``).
 
     As in NumPy, the first two values are ``start`` and ``start + step`` converted to
@@ -292,7 +303,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
         delta = _int_scalar(int(second) - int(first), compute)
     device = as_device(device)
     buf = _launch(_arange_body, (n, compute, dtype.np), device, first, delta, second)
-    return _wrap(buf, L.contiguous((n,)), dtype, device)
+    return _grad(_wrap(buf, L.contiguous((n,)), dtype, device), requires_grad)
 
 
 def _linspace_body(start, stop, num, endpoint, out):
@@ -312,7 +323,8 @@ def _linspace_body(start, stop, num, endpoint, out):
     return y.astype(out)
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True,
+             requires_grad=False):
     """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's algorithm).
 
     Values are computed in double precision and rounded to ``dtype`` (integer dtypes
@@ -336,14 +348,14 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
         _linspace_body, (num, bool(endpoint), dtype.np), device,
         compute.type(start), compute.type(stop),
     )
-    return _wrap(buf, L.contiguous((num,)), dtype, device)
+    return _grad(_wrap(buf, L.contiguous((num,)), dtype, device), requires_grad)
 
 
 def _eye_body(n_rows, n_cols, k, np_dtype):
     return jnp.eye(n_rows, n_cols, k=k, dtype=np_dtype)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the ``k``-th diagonal and zeros elsewhere."""
     n_rows = operator.index(n_rows)
     n_cols = n_rows if n_cols is None else operator.index(n_cols)
@@ -353,7 +365,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     dtype = _dtype_or(dtype, D.DEFAULT_FLOAT)
     device = as_device(device)
     buf = _launch(_eye_body, (n_rows, n_cols, k, dtype.np), device)
-    return _wrap(buf, L.contiguous((n_rows, n_cols)), dtype, device)
+    return _grad(_wrap(buf, L.contiguous((n_rows, n_cols)), dtype, device), requires_grad)
 
 
 # ---------------------------------------------------------------------- from tensors
@@ -460,7 +472,10 @@ _cast = jax.jit(_copy_cast, static_argnums=1)
 def _from_jax(obj, dtype, device, copy):
     traced = isinstance(obj, jax.core.Tracer)
     placed = () if traced else obj.devices()
-    source = next(iter(placed)) if len(placed) == 1 else None
+    if len(placed) > 1:
+        source = Placement(obj.sharding)
+    else:
+        source = next(iter(placed)) if placed else None
     target = as_device(device) if device is not None else source or as_device(None)
     dtype = D.from_numpy(obj.dtype) if dtype is None else dtype
     moved = not traced and target != source
@@ -474,7 +489,7 @@ def _from_jax(obj, dtype, device, copy):
     else:
         buf, shared = _cast(obj, dtype.np), False
     if moved:
-        buf, shared = jax.device_put(buf, target), False
+        buf, shared = jax.device_put(buf, jax_target(target)), False
     return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
 
 
@@ -585,15 +600,20 @@ def _from_sequence(obj, dtype, device):
     return out if device is None else out.to_device(as_device(device))
 
 
-@x64.scoped
-def asarray(obj, /, *, dtype=None, device=None, copy=None):
+def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
     """Convert a tensor, JAX/NumPy array, DLPack or buffer-protocol object, Python
     scalar or (possibly nested) sequence of these to a tensor.
 
     Python scalars get the default dtypes (bool, int64, float32, complex64) unless
     ``dtype`` is given; nested sequences may mix tensors and Python scalars (their
     dtype follows :func:`result_type`). See the module docstring for ``copy``.
+    ``requires_grad=True`` (as in PyTorch) makes the result a leaf that requires grad.
     """
+    return _grad(_asarray(obj, dtype, device, copy), requires_grad)
+
+
+@x64.scoped
+def _asarray(obj, dtype, device, copy):
     if dtype is not None:
         dtype = D.as_dtype(dtype)
     if isinstance(obj, Tensor):
@@ -636,13 +656,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     data keeps its dtype. ``requires_grad=True`` is handed to the tensor's
     ``requires_grad_`` (arraykit's autograd).
     """
-    out = asarray(data, dtype=dtype, device=device, copy=True)
-    if requires_grad:
-        mark = getattr(out, "requires_grad_", None)
-        if mark is None:
-            raise ValueError("requires_grad=True needs arraykit.autograd (not available yet)")
-        mark(True)
-    return out
+    return asarray(data, dtype=dtype, device=device, copy=True, requires_grad=requires_grad)
 
 
 @x64.scoped

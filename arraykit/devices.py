@@ -82,15 +82,59 @@ def _from_string(spec):
     return devices[i]
 
 
+class Placement:
+    """A tensor's place when it is spread over several devices: a JAX sharding
+    (e.g. ``NamedSharding(mesh, P("data"))``) standing where a device stands.
+
+    ``platform`` is its devices' platform; two placements (or a placement and a
+    device) are compatible in one operation when they cover the same devices.
+    """
+
+    __slots__ = ("sharding", "platform", "device_set")
+
+    def __init__(self, sharding):
+        self.sharding = sharding
+        self.device_set = frozenset(sharding.device_set)
+        self.platform = next(iter(self.device_set)).platform
+
+    def __eq__(self, other):
+        return isinstance(other, Placement) and self.sharding == other.sharding
+
+    def __hash__(self):
+        return hash(self.sharding)
+
+    def __repr__(self):
+        return f"Placement({self.sharding})"
+
+
 def as_device(spec):
-    """Resolve None, a JAX device or a string ('cpu', 'cuda:1') to a JAX device."""
+    """Resolve None, a JAX device, a string ('cpu', 'cuda:1') or a JAX sharding
+    (a :class:`Placement` over several devices) to where a tensor lives."""
     if spec is None:
         return default_device()
-    if isinstance(spec, jax.Device):
+    if isinstance(spec, (jax.Device, Placement)):
         return spec
     if isinstance(spec, str):
         return _from_string(spec)
+    if isinstance(spec, jax.sharding.Sharding):
+        return Placement(spec)
     raise TypeError(f"expected a device, got {spec!r}")
+
+
+def jax_target(device):
+    """What ``jax.device_put`` takes for ``device``: the device, or a placement's sharding."""
+    return device.sharding if isinstance(device, Placement) else device
+
+
+def sharding_of(device):
+    """The JAX sharding that places a result on ``device`` (a device or a placement)."""
+    if isinstance(device, Placement):
+        return device.sharding
+    return jax.sharding.SingleDeviceSharding(device)
+
+
+def _device_set(device):
+    return device.device_set if isinstance(device, Placement) else frozenset((device,))
 
 
 def device(type, index=None):  # noqa: A002 (PyTorch's name)
@@ -130,8 +174,9 @@ def placement(target, storage):
 
 
 def check_same_device(a, b, what="operation"):
-    """Raise ValueError naming both devices when ``a`` and ``b`` differ."""
-    if a is not b and a != b:
+    """Raise ValueError naming both devices when ``a`` and ``b`` differ (placements
+    over the same devices are compatible: JAX's sharding rules combine them)."""
+    if a is not b and a != b and _device_set(a) != _device_set(b):
         raise ValueError(
             f"{what}: expected all tensors to be on the same device, but found {a} and {b}"
         )
@@ -157,18 +202,21 @@ def host_to_device(arr, device, copy=True):
     through), so aligned arrays are first copied on the host and the copy is what
     JAX aliases. ``copy=False`` asks for an alias and returns ``(buffer, aliased)``.
     """
+    if isinstance(device, Placement):  # shards may alias host memory: hand JAX a copy
+        buf = jax.device_put(arr.copy() if copy else arr, device.sharding)
+        return buf if copy else (buf, False)
     cpu = device.platform == "cpu" and arr.size > 0
     private = copy and cpu and arr.ctypes.data % _ALIGN == 0
     if private:
         arr = arr.copy()
-    buf = jax.device_put(arr, device)
+    buf = jax.device_put(arr, jax_target(device))
     if not cpu or isinstance(buf, jax.core.Tracer):
         return buf if copy else (buf, False)
     aliased = _aliases(buf, arr)
     if not copy:
         return buf, aliased
     if aliased and not private:
-        buf = jax.device_put(arr.copy(), device)
+        buf = jax.device_put(arr.copy(), jax_target(device))
     elif not private:
         # JAX may still be copying ``arr`` in the background: wait, so a change the
         # caller makes to ``arr`` right after cannot reach the tensor.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import operator
 
-import jax
 import numpy as np
 
 from . import dtypes as D

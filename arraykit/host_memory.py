@@ -1,8 +1,8 @@
 """Storages over NumPy memory: ``from_numpy`` and ``Tensor.numpy()`` share memory.
 
 A storage normally holds an immutable JAX buffer that each write replaces (donating
-the old one). A storage *over NumPy memory* holds a writable 1-D NumPy array
-instead, and never replaces it:
+the old one). A storage *over NumPy memory* holds a writable, C-contiguous NumPy
+array instead (addressed flat, like any buffer), and never replaces it:
 
 * :func:`arraykit.from_numpy` wraps the memory of the array it is given: the span
   its elements cover, so the tensor keeps the array's strides (negative ones too)
@@ -61,7 +61,7 @@ def adopt(storage):
     with storage.lock:
         buf = storage._buffer
         if type(buf) is not np.ndarray:
-            storage._buffer = np.array(np.asarray(buf).reshape(-1))
+            storage._buffer = np.array(buf)  # the buffer's shape, as autograd records it
             storage._host = None
             storage.shared = False
             storage.extremes = None
@@ -72,8 +72,13 @@ def read(storage, layout):
 
     The copy, taken under the storage's lock, holds the selected elements in C
     order, once per element of a broadcast (stride 0) dimension; the returned
-    layout reads them back with ``layout``'s shape.
+    layout reads them back with ``layout``'s shape. A storage autograd tracks
+    (``storage.node``) is copied whole, with ``layout`` unchanged: gradients with
+    respect to a read address the storage's buffer.
     """
+    if storage.node is not None:
+        with storage.lock:
+            return np.array(storage._buffer), layout
     compact = tuple(1 if s == 0 else n for n, s in zip(layout.shape, layout.strides))
     with storage.lock:
         copy = np.array(storage.host_array(L.Layout(compact, layout.strides, layout.offset)))

@@ -117,7 +117,11 @@ def _rtol(x, rtol, name):
 
 
 def _cholesky(x, upper):
-    return jnp.linalg.cholesky(x, upper=upper, symmetrize_input=False)
+    # The Hermitian matrix that x's lower triangle stands for: same factor, and the
+    # gradient (JAX's rule assumes a Hermitian tangent) then only reaches what is read.
+    strict = jnp.tril(x, -1)
+    full = jnp.tril(x) + jnp.conj(jnp.swapaxes(strict, -1, -2))
+    return jnp.linalg.cholesky(full, upper=upper, symmetrize_input=False)
 
 
 def _cross(a, b, axis, dtype):

@@ -15,7 +15,7 @@ that write copies instead, and the exporter keeps a consistent snapshot.
 Exports are snapshots: they hold the values as of the export, never a torn mix.
 
 A storage over *NumPy memory* (:func:`arraykit.from_numpy`, ``Tensor.numpy()``)
-holds a writable 1-D NumPy array instead of a JAX buffer; kernels read private
+holds a writable, C-contiguous NumPy array instead of a JAX buffer; kernels read private
 copies of it and writes store into it with NumPy, so it is never replaced (see
 :mod:`arraykit.host_memory`).
 
@@ -77,6 +77,15 @@ def reset_peak(device):
             counters[2] = counters[0]
 
 
+_trace = None  # the arraykit.jit trace in progress (see arraykit.jit), or None
+
+
+def set_trace(trace):
+    """Install (or, with None, remove) the arraykit.jit trace that watches storages."""
+    global _trace
+    _trace = trace
+
+
 class Storage:
     """A buffer (addressed flat) with its device, dtype, version counter and lock.
 
@@ -101,6 +110,8 @@ class Storage:
         self.shared = shared
         self.extremes = None
         self.node = None
+        if _trace is not None:
+            _trace.created(self)
         if isinstance(buffer, _Tracer):
             self._counted = None  # a traced value holds no memory
         else:
@@ -182,7 +193,7 @@ class Storage:
             self._buffer = kernel(old, *args)
         else:
             new = (kernel if self.shared else donating_kernel)(old, *args)
-            if isinstance(new, jax.core.Tracer):
+            if isinstance(new, jax.core.Tracer) and (_trace is None or not _trace.adopt(self, old)):
                 raise _leak_error(self)
             self._buffer = new
             self.shared = False

@@ -74,7 +74,10 @@ class Tensor:
         return cls._make(Storage(buf, dtype, device, shared), layout, dtype)
 
     def _view(self, layout):
-        return Tensor._make(self._storage, layout, self._dtype)
+        view = Tensor._make(self._storage, layout, self._dtype)
+        if getattr(self, "_detached", False):
+            view._detached = True  # views of a detached tensor carry no gradient either
+        return view
 
     # ------------------------------------------------------------------ metadata
 
@@ -209,7 +212,9 @@ class Tensor:
         """
         lay = self._layout
         st = self._storage
-        if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
+        if isinstance(st._buffer, jax.core.Tracer):
+            raise _concrete_value_error("numpy()", self)
+        if st.device.platform == "cpu":
             with st.lock:
                 return np.array(st.host_array(lay))
         return np.array(apply(_identity, (self,))._storage._buffer)
@@ -240,10 +245,14 @@ class Tensor:
 
     def tolist(self):
         """Nested Python lists of the values."""
+        if is_traced(self):
+            raise _concrete_value_error("tolist()", self)
         return self._values().tolist()
 
     def item(self):
         """The single value of a one-element tensor as a Python scalar."""
+        if is_traced(self):
+            raise _concrete_value_error("item()", self)
         if self.size != 1:
             raise ValueError(
                 f"a Tensor with {self.size} elements cannot be converted to a scalar"
@@ -668,15 +677,23 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self):
+        if is_traced(self):
+            raise _concrete_value_error("bool() (an `if` or `while` on a tensor)", self)
         return bool(self.item())
 
     def __int__(self):
+        if is_traced(self):
+            raise _concrete_value_error("int()", self)
         return int(self.item())
 
     def __float__(self):
+        if is_traced(self):
+            raise _concrete_value_error("float()", self)
         return float(self.item())
 
     def __complex__(self):
+        if is_traced(self):
+            raise _concrete_value_error("complex()", self)
         return complex(self.item())
 
     def __index__(self):
@@ -715,6 +732,15 @@ def is_traced(*tensors):
         if isinstance(t._storage._buffer, _Tracer):
             return True
     return False
+
+
+def _concrete_value_error(what, tensor):
+    return TypeError(
+        f"{what} needs the concrete value of a tensor (shape {tensor.shape}, {tensor.dtype}) "
+        "that is being traced (inside arraykit.jit or a JAX transform), where values are not "
+        "known yet. Use arraykit.where for data-dependent choices, pass the value as a static "
+        "argument (static_argnums), or keep this part outside the jitted function"
+    )
 
 
 def _has_traced(key):

@@ -42,7 +42,6 @@ from . import device_memory
 from . import dtypes as D
 from . import elementwise as E
 from . import gather_scatter as G
-from . import layout as L
 from . import linear_algebra as LA
 from . import manipulation as M
 from . import searching as S

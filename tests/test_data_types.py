@@ -226,6 +226,9 @@ def test_astype_matches_numpy(pair, dtype):
     out = ak.astype(x, getattr(ak, dtype))
     expected = ref.astype(target)
     assert out.shape == expected.shape and out.dtype.np == target
+    if target.kind in "fc":  # XLA:CPU flushes results that are subnormal in the target dtype
+        tiny = np.finfo(target).tiny
+        expected = np.where(np.abs(expected) < tiny, 0, expected).astype(target)
     np.testing.assert_array_equal(out.numpy(), expected)
 
 

@@ -328,6 +328,24 @@ def test_autograd_over_numpy_memory():
     np.testing.assert_array_equal(plain._values(), w_np)
 
 
+def test_arraykit_jit_over_numpy_memory():
+    """arraykit.jit reads NumPy memory at each call (arguments and closed-over tensors)
+    and writes results back into it: the sharing survives compiled calls."""
+    a, c = np.arange(4.0), np.ones(4)
+    t, closed = ak.from_numpy(a), ak.from_numpy(c)
+
+    @ak.jit
+    def step(x):
+        x.add_(closed)
+        return x * 2
+
+    assert step(t).tolist() == [2.0, 4.0, 6.0, 8.0] and a.tolist() == [1.0, 2.0, 3.0, 4.0]
+    c[0] = 10.0  # seen by the next call, not baked into the program
+    a[1] = 100.0
+    assert step(t).tolist() == [22.0, 202.0, 8.0, 10.0] and a.tolist() == [11.0, 101.0, 4.0, 5.0]
+    assert t.data_ptr() == a.ctypes.data and step.compile_count == 1
+
+
 def test_numpy_while_another_thread_writes():
     """numpy() moves the storage while writes run: every write lands in the shared memory."""
     for _ in range(3):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -126,8 +127,9 @@ def test_concurrent_writes_reading_another_storage():
 def test_take_checks_the_indices_it_gathers_with():
     """A write racing a take either makes it raise IndexError or is not seen at all:
     the indices a take checks are the indices it gathers with (never fill values)."""
-    x = ak.asarray(np.arange(10.0))
-    good = np.array([[0, 9, 3, 7], [1, 2, 8, 5]])
+    xn = np.arange(10.0)
+    x = ak.asarray(xn)
+    good = np.array([[0, 9, 3, 7], [1, 2, 8, 5]])  # the only in-range index sets
     flat, grid = ak.asarray(good[0]), ak.asarray(good)
     done = threading.Event()
     ok = [0, 0]
@@ -140,18 +142,20 @@ def test_take_checks_the_indices_it_gathers_with():
         np.testing.assert_array_equal(got, expected)
         return 1
 
-    def write(target, value):  # out of range in one write of four
+    def write(target, value):  # out of range every other write
         for k in itertools.count():
             if done.is_set():
                 return
-            target[2] = 10 if k % 4 == 0 else value
+            target[2] = 10 if k % 2 == 0 else value
+            if k % 40 == 39:  # leave the in-range value in place for a moment
+                time.sleep(0.0005)
 
     def read():
         try:
             for _ in range(400):
-                ok[0] += gather(flat, lambda j: ak.take(x, j), good[0].astype(float))
+                ok[0] += gather(flat, lambda j: ak.take(x, j), np.take(xn, good[0]))
                 ok[1] += gather(grid, lambda j: ak.take_along_axis(x[None], j, axis=1),
-                                good.astype(float))
+                                np.take_along_axis(xn[None], good, axis=1))
         finally:
             done.set()
 

@@ -46,4 +46,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     """Accumulate the gradients of ``tensors`` into the leaves' ``.grad``."""
     tensors = _as_list(tensors)
     grad_tensors = _as_list(grad_tensors) or [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
     tensor_grad.backward_all(tensors, grad_tensors, retain_graph, create_graph)

@@ -5,7 +5,8 @@ and call ``MyFunction.apply(*args)``. Eagerly, ``forward`` runs without
 recording and ``backward`` becomes the node's VJP in the autograd graph. Inside
 a JAX transform (``arraykit.grad``, ``jax.grad``, ``jax.jit``: the tensors hold
 tracers), ``apply`` lowers to ``jax.custom_vjp`` so JAX differentiates through
-the user's ``backward``.
+the user's ``backward``. Under ``arraykit.jit`` with eager autograd inside (a
+``loss.backward()`` in a jitted step), the eager node is recorded as usual.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .. import x64
 from ..devices import dense_values
 from ..tensor import Tensor, is_traced
 from . import graph as G
-from .mode import is_grad_enabled, no_grad
+from .mode import enable_grad, is_grad_enabled, no_grad
 from .tensor_grad import tensor_maker
 
 
@@ -51,7 +52,7 @@ class FunctionCtx:
         self.non_differentiable.update(id(t) for t in outputs)
 
 
-class CustomBackward(G.CustomVJP):
+class CustomBackward:
     """The VJP of a recorded Function call, in the engine's storage terms."""
 
     __slots__ = ("cls", "ctx", "inputs", "outputs", "make")
@@ -87,6 +88,35 @@ class CustomBackward(G.CustomVJP):
             in_cts.append(G.spread(dense_values(g), version.shape, version.dtype, x._layout))
         return tuple(in_cts)
 
+    def graph(self, cts, ops):
+        """``create_graph``: the same with tensor cotangents (None where an output got
+        none), the user's backward running with grad mode on, as in PyTorch."""
+        grads = []
+        for out, ct in zip(self.outputs, cts):
+            if ct is None:
+                ct = self.make(jax.numpy.zeros(out._storage._buffer.shape, out.dtype.np))
+            grads.append(ops.gather(ct, out._storage._buffer.shape, out._layout))
+        with enable_grad():
+            result = self.cls.backward(self.ctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        if len(result) != len(self.inputs):
+            raise RuntimeError(
+                f"function {self.cls.__name__}.backward returned {len(result)} gradients, "
+                f"expected {len(self.inputs)} (one per input of forward)"
+            )
+        in_cts = []
+        for x, g in zip(self.inputs, result):
+            if x is None:
+                continue
+            version = x._storage.node
+            if g is None:
+                in_cts.append(self.make(jax.numpy.zeros(version.shape, version.dtype.np)))
+                continue
+            if not isinstance(g, Tensor):
+                g = self.make(jax.numpy.asarray(dense_values(g)))
+            in_cts.append(ops.spread(g, version.shape, version.dtype, x._layout))
+        return tuple(in_cts)
+
 
 class Function:
     """Base class of custom autograd operations (PyTorch's ``torch.autograd.Function``)."""
@@ -104,16 +134,20 @@ class Function:
     @classmethod
     def apply(cls, *args):
         """Run the operation, recording it for backward when an input requires grad."""
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        if tensors and is_traced(*tensors):
-            return _traced_apply(cls, args)
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        recording = any(needs) and is_grad_enabled()
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if not recording and tensors and is_traced(*tensors):
+            return _traced_apply(cls, args)
         ctx = FunctionCtx(needs)
         with no_grad():
             out = cls.forward(ctx, *args)
-        if not (any(needs) and is_grad_enabled()):
-            return out
-        return _record(cls, ctx, args, needs, out)
+        return _record(cls, ctx, args, needs, out) if recording else out
+
+
+def _call(backward, cts):
+    """The ``pull`` of a Function node: its Python backward on the output cotangents."""
+    return backward(cts)
 
 
 def _record(cls, ctx, args, needs, out):
@@ -127,7 +161,7 @@ def _record(cls, ctx, args, needs, out):
     make = tensor_maker(Tensor, fresh[0].device)
     backward = CustomBackward(cls, ctx, inputs, fresh, make)
     parents = [a._storage.node for a in inputs if a is not None]
-    node = G.KernelNode(f"{cls.__name__}Backward", backward, tuple(parents), ())
+    node = G.KernelNode(f"{cls.__name__}Backward", backward, _call, tuple(parents), ())
     node.outputs = tuple(
         G.Output(node, i, o._storage._buffer.shape, o.dtype) for i, o in enumerate(fresh)
     )
@@ -153,14 +187,21 @@ def _traced_apply(cls, args):
         ctx = FunctionCtx(tuple(True for _ in leaves))
         return cls.forward(ctx, *with_tensors(leaves))
 
+    static_attrs = {}  # what forward stored on ctx besides tensors (options, dims)
+
     def op_fwd(*leaves):
         ctx = FunctionCtx(tuple(True for _ in leaves))
         out = cls.forward(ctx, *with_tensors(leaves))
+        static_attrs.update(
+            (k, v) for k, v in vars(ctx).items()
+            if not k.startswith("_") and not isinstance(v, Tensor)
+        )
         return out, (ctx._saved, leaves)
 
     def op_bwd(residual, grads):
         saved, leaves = residual
         ctx = FunctionCtx(tuple(True for _ in leaves))
+        vars(ctx).update(static_attrs)
         ctx._saved = saved
         ctx._versions = tuple(None if t is None else t._storage.version for t in saved)
         grads = grads if isinstance(grads, tuple) else (grads,)

@@ -27,17 +27,22 @@ import numpy as np
 from .. import dtypes as D
 from .. import layout as L
 from .. import x64
+from ..devices import dense_values
 from ..kernels import strided
+from ..kernels.launch import FAST_COMPILE_OPTIONS, apply, call_or_nested
+from ..storage import Storage
 from jax.extend.core import Literal
 
 
 class Leaf:
     """The version of a storage created by a leaf tensor that requires grad.
 
-    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None.
+    ``grad`` is the accumulated gradient tensor (the leaf's shape) or None;
+    ``hooks`` the leaf tensor's own hooks; ``watchers`` as for :class:`Output`
+    (views of the leaf that retain their gradient or have hooks).
     """
 
-    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "__weakref__")
+    __slots__ = ("layout", "shape", "dtype", "grad", "hooks", "watchers", "__weakref__")
 
     def __init__(self, layout, shape, dtype):
         self.layout = layout
@@ -45,6 +50,7 @@ class Leaf:
         self.dtype = dtype
         self.grad = None
         self.hooks = []
+        self.watchers = None
 
 
 class Output:
@@ -65,28 +71,34 @@ class Output:
 
 
 class KernelNode:
-    """One recorded kernel: its VJP (None once freed), input versions and saved tensors.
+    """One recorded kernel: its VJP (None once freed) and the jitted ``pull`` that runs
+    it, input versions and saved tensors.
 
     ``parents`` are the versions its differentiable inputs had; ``saved`` lists
     (storage, version) of the inputs whose values the VJP keeps, checked at
-    backward time like PyTorch's saved-tensor version counter.
+    backward time like PyTorch's saved-tensor version counter. ``forward`` and
+    ``inputs`` serve ``create_graph``, which runs the VJP again as a recorded kernel
+    of the inputs' values (see :func:`graph_pull`): ``inputs`` has one entry per
+    kernel argument, None where the VJP does not need its value, (storage, version)
+    for a storage buffer, :data:`OVERWRITTEN` for the old buffer of an in-place
+    kernel's target, else the value itself (offsets, scalars passed by value). A
+    custom Function node has ``forward`` None and a ``vjp`` with a ``graph`` method.
     """
 
-    __slots__ = ("name", "vjp", "parents", "saved", "outputs")
+    __slots__ = ("name", "vjp", "pull", "parents", "saved", "outputs", "forward", "inputs")
 
-    def __init__(self, name, vjp, parents, saved):
+    def __init__(self, name, vjp, pull, parents, saved, forward=None, inputs=None):
         self.name = name
         self.vjp = vjp
+        self.pull = pull
         self.parents = parents
         self.saved = saved
         self.outputs = ()
+        self.forward = forward
+        self.inputs = inputs
 
 
-class CustomVJP:
-    """Base of VJPs written in Python (``autograd.Function``): called with the
-    output cotangents, returns the cotangents of the parents' storages."""
-
-    __slots__ = ()
+OVERWRITTEN = object()  # the old buffer of an in-place kernel's target (gone after the write)
 
 
 def differentiable(dtype):
@@ -103,64 +115,113 @@ class Forward:
     ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
     ``i`` is differentiated. ``call(*args)`` returns ``(outputs, vjp)`` (the VJP is
     a pytree of residuals); ``donating`` does the same and donates argument 0 (the
-    target buffer of an in-place kernel). ``saved``: the positions, among the
-    differentiated arguments, whose values the VJP's residuals depend on.
+    target buffer of an in-place kernel); ``nested`` is ``call`` without compiler
+    ``options`` (the kernel's own, see :func:`arraykit.kernels.launch.compile_options`),
+    for use inside an outer JAX trace; ``pull`` runs the VJP, compiled with the same
+    options. ``saved``: the positions, among the differentiated arguments, whose
+    values the VJP's residuals depend on.
     """
 
-    __slots__ = ("call", "donating", "saved", "name")
+    __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",
+                 "needed", "avals", "__weakref__")
 
-    def __init__(self, kernel, mask, name):
+    def __init__(self, kernel, mask, name, options):
         self.saved = None
+        self.needed = None
+        self.avals = None
         self.name = name
+        self.kernel = kernel
+        self.mask = mask
 
         def forward(*args):
-            diff = [a for a, m in zip(args, mask) if m]
-
-            def on_diff(*d):
-                values = iter(d)
-                out = kernel(*(next(values) if m else a for a, m in zip(args, mask)))
-                return out if isinstance(out, tuple) else (out,)
-
             if self.saved is None:
-                self.saved = _saved_positions(on_diff, diff)
-            return jax.vjp(on_diff, *diff)
+                self._analyze(args)
+            return jax.vjp(*self.on_diff(args))
 
-        self.call = jax.jit(forward)
-        self.donating = jax.jit(forward, donate_argnums=0)
+        self.call = jax.jit(forward, compiler_options=options)
+        self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
+        self.nested = jax.jit(forward)
+        self.pull = _pull if options is None else _pull_small
+
+    def on_diff(self, args):
+        """``(fn, *diff)``: the kernel as a function of its differentiated arguments only
+        (the others fixed to ``args``), and those arguments' values."""
+        mask = self.mask
+        kernel = self.kernel
+
+        def fn(*d):
+            values = iter(d)
+            out = kernel(*(next(values) if m else a for a, m in zip(args, mask)))
+            return out if isinstance(out, tuple) else (out,)
+
+        return (fn, *(a for a, m in zip(args, mask) if m))
+
+    def _analyze(self, args):
+        """Which arguments the VJP's residuals depend on (jaxpr data flow): ``needed``
+        (positions among all arguments) and ``saved`` (among the differentiated ones)."""
+        avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args]
+        present = [i for i, a in enumerate(avals) if a is not None]
+
+        def residuals(*values):
+            full = [None] * len(avals)
+            for i, v in zip(present, values):
+                full[i] = v
+            return jax.tree.leaves(jax.vjp(*self.on_diff(full))[1])
+
+        jaxpr = jax.make_jaxpr(residuals)(*(avals[i] for i in present)).jaxpr
+        deps = set().union(*_dependencies(jaxpr, [{i} for i in present]))
+        diff = [i for i, m in enumerate(self.mask) if m]
+        self.avals = tuple(avals)
+        self.needed = frozenset(deps)
+        self.saved = tuple(k for k, i in enumerate(diff) if i in deps)
 
 
-def _saved_positions(fn, diff):
-    """Positions of ``diff`` that the VJP's residuals depend on (jaxpr data flow)."""
-    avals = [jax.ShapeDtypeStruct(d.shape, d.dtype) for d in diff]
-    jaxpr = jax.make_jaxpr(lambda *d: jax.tree.leaves(jax.vjp(fn, *d)[1]))(*avals).jaxpr
-    deps = {v: {i} for i, v in enumerate(jaxpr.invars)}
+# Primitives that call their ``jaxpr``/``call_jaxpr`` once on their own operands: their
+# outputs' dependencies are traced through the callee, not all assumed (a nested jit
+# returning zeros next to a selection does not keep the selection's input).
+_CALLS = {"jit", "pjit", "closed_call", "core_call", "checkpoint", "remat", "custom_jvp_call"}
+
+
+def _dependencies(jaxpr, in_deps):
+    """For each output of ``jaxpr``, the input positions it depends on, given ``in_deps``
+    (a set of positions per input variable)."""
+    deps = dict(zip(jaxpr.invars, in_deps))
+
+    def of(v):
+        return set() if isinstance(v, Literal) else deps.get(v, set())
+
     for eqn in jaxpr.eqns:
-        found = set()
-        for v in eqn.invars:
-            if not isinstance(v, Literal):
-                found |= deps.get(v, set())
-        for v in eqn.outvars:
-            deps[v] = found
-    saved = set()
-    for v in jaxpr.outvars:
-        if not isinstance(v, Literal):
-            saved |= deps.get(v, set())
-    return tuple(sorted(saved))
+        ins = [of(v) for v in eqn.invars]
+        inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+        inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr's Jaxpr
+        if eqn.primitive.name in _CALLS and inner is not None and len(inner.invars) == len(ins):
+            outs = _dependencies(inner, ins)
+        else:
+            outs = [set().union(*ins)] * len(eqn.outvars)
+        deps.update(zip(eqn.outvars, outs))
+    return [of(v) for v in jaxpr.outvars]
 
 
-def make_node(forward, outs, vjp, parents, diff_storages):
+def make_node(forward, outs, vjp, parents, diff_storages, args):
     """The :class:`KernelNode` of a recorded call of ``forward``, made right after it.
 
     ``parents``: the versions the differentiated arguments had; ``diff_storages``
     their storages (an in-place kernel's target already at its new version, so
-    only later writes count as modifying a saved tensor). Each output gets an
-    :class:`Output` version; callers install it on differentiable outputs' storages.
+    only later writes count as modifying a saved tensor). ``args``: per kernel
+    argument, its Storage, :data:`OVERWRITTEN` or its value (see ``KernelNode.inputs``).
+    Each output gets an :class:`Output` version; callers install it on
+    differentiable outputs' storages.
     """
     saved = []
     for i in forward.saved:
         st = diff_storages[i]
         saved.append((st, st.version))
-    node = KernelNode(forward.name, vjp, tuple(parents), tuple(saved))
+    needed = forward.needed
+    inputs = tuple(
+        None if i not in needed else (a, a.version) if isinstance(a, Storage) else a
+        for i, a in enumerate(args)
+    )
+    node = KernelNode(forward.name, vjp, forward.pull, tuple(parents), tuple(saved), forward, inputs)
     node.outputs = tuple(Output(node, i, o.shape, D.from_numpy(o.dtype)) for i, o in enumerate(outs))
     return node
 
@@ -168,9 +229,12 @@ def make_node(forward, outs, vjp, parents, diff_storages):
 # ---------------------------------------------------------------------- backward
 
 
-@jax.jit
-def _pull(vjp, cts):
+def _run_vjp(vjp, cts):
     return vjp(cts)
+
+
+_pull = jax.jit(_run_vjp)
+_pull_small = jax.jit(_run_vjp, compiler_options=FAST_COMPILE_OPTIONS)
 
 
 @jax.jit
@@ -258,44 +322,176 @@ def _freed_error(node):
     )
 
 
-def _accumulate(cts, version, ct):
+class Arrays:
+    """Backward on buffers (the usual pass): cotangents are JAX arrays, nothing is recorded."""
+
+    graph = False
+
+    def __init__(self, make_tensor):
+        self.tensor = make_tensor
+
+    add = staticmethod(_add)
+    spread = staticmethod(spread)
+    gather = staticmethod(gather)
+
+    def values(self, replaced, grad):
+        return dense_values(replaced)
+
+
+class Tensors:
+    """Backward with ``create_graph``: cotangents are tensors and every step of the
+    backward pass (VJPs, sums, reads through layouts) is a recorded arraykit kernel,
+    so the gradients it returns can be differentiated again."""
+
+    graph = True
+
+    def __init__(self, make_tensor):
+        self.make = make_tensor
+
+    def tensor(self, grad):
+        return grad
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def spread(g, shape, dtype, layout):
+        if _is_whole(shape, layout) and g.dtype == dtype:
+            return g
+        return apply(_spread_body, [g], static=(shape, dtype.np, layout))
+
+    @staticmethod
+    def gather(ct, shape, layout):
+        if _is_whole(shape, layout):
+            return ct
+        return apply(_gather_body, [ct], static=(layout,))
+
+    def values(self, replaced, grad):
+        if isinstance(replaced, type(grad)):
+            return replaced
+        return self.make(jnp.asarray(dense_values(replaced)))
+
+
+def _spread_body(g, shape, np_dtype, layout):
+    zeros = jnp.zeros(shape, np_dtype)
+    return jax.vjp(lambda b: strided.read(b, layout), zeros)[1](g.astype(np_dtype))[0]
+
+
+def _gather_body(ct, layout):
+    return strided.read(ct, layout)
+
+
+def _graph_vjp(*values):
+    """The body of a ``create_graph`` VJP kernel: ``values`` are the values of the
+    arguments the VJP needs and the present output cotangents, then ``forward`` and
+    ``pattern`` (static): per output, ``(kind, shape, dtype)`` with kind ``ct``
+    (given), ``zeros`` or ``float0`` (a non-differentiable output)."""
+    *values, forward, pattern = values
+    it = iter(values)
+    args = []
+    for i, aval in enumerate(forward.avals):
+        if aval is None:
+            args.append(None)
+        elif i in forward.needed:
+            args.append(next(it))
+        else:  # the VJP does not depend on its value
+            args.append(jnp.zeros(aval.shape, aval.dtype))
+    cts = []
+    for kind, shape, np_dtype in pattern:
+        if kind == "ct":
+            cts.append(next(it))
+        elif kind == "zeros":
+            cts.append(jnp.zeros(shape, np_dtype))
+        else:
+            cts.append(np.zeros(shape, jax.dtypes.float0))
+    pull = jax.vjp(*forward.on_diff(args))[1]
+    return tuple(pull(tuple(cts)))
+
+
+def _overwritten_error(node):
+    return RuntimeError(
+        f"backward with create_graph=True needs the values that {node.name[:-len('Backward0')]} "
+        "(an in-place operation) overwrote: its gradient is a function of them, and they "
+        "are no longer kept once the write is done. Write into a clone() instead when "
+        "differentiating twice"
+    )
+
+
+def graph_pull(node, out_cts, tensor_type):
+    """``create_graph``: the input cotangents of kernel ``node`` as tensors, computed by
+    one recorded kernel of the node's input values (checked unchanged, as saved
+    tensors) and the output cotangents ``out_cts`` (tensors or None)."""
+    operands = []
+    for i, held in enumerate(node.inputs):
+        if held is None:
+            continue
+        if held is OVERWRITTEN:
+            raise _overwritten_error(node)
+        if isinstance(held, tuple):
+            storage, version = held
+            if storage.version != version:
+                raise _version_error(node, storage, version)
+            t = tensor_type._make(storage, L.contiguous(storage._buffer.shape), storage.dtype)
+            if not node.forward.mask[i]:
+                t._detached = True  # read by value, not differentiated, in the forward
+            operands.append(t)
+        else:
+            operands.append(held)
+    pattern = []
+    for out, ct in zip(node.outputs, out_cts):
+        if not differentiable(out.dtype):
+            pattern.append(("float0", out.shape, None))
+        elif ct is None:
+            pattern.append(("zeros", out.shape, out.dtype.np))
+        else:
+            pattern.append(("ct", None, None))
+            operands.append(ct)
+    return apply(_graph_vjp, operands, static=(node.forward, tuple(pattern)), multiple=True)
+
+
+def _accumulate(cts, version, ct, ops):
     key = id(version)
     held = cts.get(key)
-    cts[key] = (version, ct if held is None else _add(held[1], ct))
+    cts[key] = (version, ct if held is None else ops.add(held[1], ct))
 
 
-def _notify(version, ct, make_tensor):
+def _notify(version, ct, ops):
     """Run the tensor hooks and ``retain_grad`` of the tensors watching ``version``.
 
     A hook sees the tensor's gradient and may return a replacement, which changes
     the storage cotangent that flows on. Returns the (possibly changed) cotangent.
     """
     for tensor_ref, layout, hooks in version.watchers or ():
-        grad = gather(ct, version.shape, layout)
+        grad = ops.gather(ct, version.shape, layout)
         for hook in hooks:
-            replaced = hook(make_tensor(grad))
+            replaced = hook(ops.tensor(grad))
             if replaced is not None:
-                new = replaced._storage._buffer.reshape(layout.shape)
-                ct = _add(ct, spread(new - grad, version.shape, version.dtype, layout))
+                new = ops.values(replaced, grad)
+                ct = ops.add(ct, ops.spread(new - grad, version.shape, version.dtype, layout))
                 grad = new
         tensor = tensor_ref()
-        if tensor is not None and tensor._retains_grad:
-            tensor._grad = make_tensor(grad)
+        if tensor is not None and tensor.retains_grad:  # accumulates, as in PyTorch
+            held = getattr(tensor, "_grad", None)
+            grad = ops.tensor(grad)
+            tensor._grad = grad if held is None else held + grad
     return ct
 
 
 @x64.scoped
-def run_backward(roots, retain_graph, make_tensor, wanted=None):
+def run_backward(roots, retain_graph, ops, wanted=None, tensor_type=None):
     """Backpropagate ``roots``, (version node, cotangent of its buffer) pairs.
 
     Without ``wanted``, leaf gradients accumulate into ``Leaf.grad``
     (``Tensor.backward``). With ``wanted``, a list of version nodes, returns their
     cotangents (None where unreached) and leaves ``.grad`` alone
-    (``autograd.grad``). ``make_tensor`` turns a buffer into a tensor.
+    (``autograd.grad``). ``ops`` is :class:`Arrays` (cotangents are buffers) or,
+    for ``create_graph``, :class:`Tensors` (cotangents are tensors of
+    ``tensor_type`` and the pass is recorded; the caller enables grad mode).
     """
     cts = {}
     for version, ct in roots:
-        _accumulate(cts, version, ct)
+        _accumulate(cts, version, ct, ops)
     want = set() if wanted is None else {id(v) for v in wanted}
     found = {}
     for node in _order([v for v, _ in roots]):
@@ -304,7 +500,7 @@ def run_backward(roots, retain_graph, make_tensor, wanted=None):
             held = cts.pop(id(out), None)
             ct = None
             if held is not None:
-                ct = _notify(out, held[1], make_tensor)
+                ct = _notify(out, held[1], ops)
                 if id(out) in want:
                     found[id(out)] = ct
             out_cts.append(ct)
@@ -315,31 +511,40 @@ def run_backward(roots, retain_graph, make_tensor, wanted=None):
         for storage, version in node.saved:
             if storage.version != version:
                 raise _version_error(node, storage, version)
-        filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
-        in_cts = node.vjp(filled) if isinstance(node.vjp, CustomVJP) else _pull(node.vjp, filled)
+        if not ops.graph:
+            filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
+            if node.pull is _pull_small:  # options refused inside an outer trace: plain jit
+                in_cts = call_or_nested(_pull_small, _pull, node.vjp, filled)
+            else:
+                in_cts = node.pull(node.vjp, filled)
+        elif node.forward is None:  # a custom Function: its backward, recorded
+            in_cts = node.vjp.graph(out_cts, ops)
+        else:
+            in_cts = graph_pull(node, out_cts, tensor_type)
         if not retain_graph:
             node.vjp = None
         for parent, ct in zip(node.parents, in_cts):
             if parent is not None:
-                _accumulate(cts, parent, ct)
+                _accumulate(cts, parent, ct, ops)
     for version, ct in cts.values():
+        ct = _notify(version, ct, ops)
         if id(version) in want:
             found[id(version)] = ct
         elif wanted is None and isinstance(version, Leaf):
-            _deposit(version, ct, make_tensor)
+            _deposit(version, ct, ops)
     if wanted is not None:
         return [found.get(id(v)) for v in wanted]
     return None
 
 
-def _deposit(leaf, ct, make_tensor):
+def _deposit(leaf, ct, ops):
     """Add a storage cotangent into a leaf's ``.grad`` (after the leaf's hooks)."""
-    grad = gather(ct, leaf.shape, leaf.layout)
+    grad = ops.gather(ct, leaf.shape, leaf.layout)
     for hook in leaf.hooks:
-        replaced = hook(make_tensor(grad))
+        replaced = hook(ops.tensor(grad))
         if replaced is not None:
-            grad = replaced._storage._buffer.reshape(leaf.layout.shape)
+            grad = ops.values(replaced, grad)
     if leaf.grad is None:
-        leaf.grad = make_tensor(grad)
+        leaf.grad = ops.tensor(grad)
     else:
-        leaf.grad = leaf.grad + make_tensor(grad)
+        leaf.grad = leaf.grad + ops.tensor(grad)

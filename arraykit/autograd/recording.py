@@ -10,6 +10,9 @@ requires grad is an error, as in PyTorch.
 
 from __future__ import annotations
 
+from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
+
+from ..kernels.launch import call_or_nested
 from ..storage import Storage
 from . import graph as G
 from .mode import is_grad_enabled
@@ -23,7 +26,7 @@ def _differentiated(x, layout):
 def _forward(entry, mask, fn):
     forward = entry.forwards.get(mask)
     if forward is None:
-        forward = entry.forwards[mask] = G.Forward(entry.kernel, mask, node_name(fn))
+        forward = entry.forwards[mask] = G.Forward(entry.kernel, mask, node_name(fn), entry.options)
     return forward
 
 
@@ -46,17 +49,19 @@ class Recorder:
         mask = [False]
         parents = []
         storages = []
-        for x, layout in zip(operands, layouts):
+        args = [offsets]
+        for x, layout, buf in zip(operands, layouts, bufs):
             diff = _differentiated(x, layout)
             mask.append(diff)
+            args.append(buf if layout is None else x._storage)
             if diff:
                 parents.append(x._storage.node)
                 storages.append(x._storage)
         if not parents:
             return None
         forward = _forward(entry, tuple(mask), fn)
-        outs, vjp = forward.call(offsets, *bufs)
-        node = G.make_node(forward, outs, vjp, parents, storages)
+        outs, vjp = call_or_nested(forward.call, forward.nested, offsets, *bufs)
+        node = G.make_node(forward, outs, vjp, parents, storages, args)
         made = []
         for buf, layout, dtype, version in zip(outs, entry.layouts, entry.dtypes, node.outputs):
             st = Storage(buf, dtype, device)
@@ -85,9 +90,12 @@ class Recorder:
         mask = [version is not None, False]
         parents = [version] if version is not None else []
         storages = [tst] if version is not None else []
+        args = [G.OVERWRITTEN, offsets]
         private = (x for x, same in zip(operands, aliases) if not same)
         for x in private:
-            diff = isinstance(x, self.tensor) and _differentiated(x, x._layout)
+            is_tensor = isinstance(x, self.tensor)
+            args.append(x._storage if is_tensor else x)
+            diff = is_tensor and _differentiated(x, x._layout)
             mask.append(diff)
             if diff:
                 parents.append(x._storage.node)
@@ -105,7 +113,12 @@ class Recorder:
 
             return run
 
-        tst.replace(keeping_vjp(forward.call), keeping_vjp(forward.donating), offsets, *inputs)
-        node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages)
+        try:
+            tst.replace(keeping_vjp(forward.call), keeping_vjp(forward.donating), offsets, *inputs)
+        except ValueError:  # inside an outer JAX trace (see launch.call_or_nested)
+            if trace_state_clean():
+                raise
+            tst.replace(keeping_vjp(forward.nested), keeping_vjp(forward.nested), offsets, *inputs)
+        node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages, args)
         tst.node = node.outputs[0]
         return True

@@ -17,9 +17,10 @@ import jax.numpy as jnp
 from .. import dtypes as D
 from .. import layout as L
 from .. import x64
+from ..devices import dense_values
 from ..storage import Storage
 from . import graph as G
-from .mode import no_grad
+from .mode import enable_grad, no_grad
 
 
 def _version(t):
@@ -76,6 +77,12 @@ def install(tensor_type):
                     f"got {self._dtype}"
                 )
             if version is None:
+                if st.node is not None:
+                    raise RuntimeError(
+                        "requires_grad_() on a detached tensor whose storage has autograd "
+                        "history would replace that history (a storage has one autograd "
+                        "version); use .detach().clone().requires_grad_()"
+                    )
                 self._detached = False
                 st.node = G.Leaf(self._layout, st._buffer.shape, self._dtype)
             return self
@@ -129,7 +136,7 @@ def install(tensor_type):
         version = _version(self)
         if version is None:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if isinstance(version, G.Leaf):
+        if isinstance(version, G.Leaf) and version.layout == self._layout:
             return
         self._retains_grad = True
         _watch(version, self, None)
@@ -161,12 +168,21 @@ def install(tensor_type):
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf it depends on."""
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf it depends on.
+
+        With ``create_graph=True`` the backward pass is itself recorded, so the
+        gradients can be differentiated again (``retain_graph`` then defaults to True).
+        """
+        if retain_graph is None:
+            retain_graph = create_graph
         if inputs is not None:
+            if isinstance(inputs, tensor_type):
+                inputs = [inputs]
             grads = grad_of([self], inputs, [gradient], retain_graph, create_graph, True)
-            for leaf, g in zip(inputs, grads):
-                if g is not None:
-                    leaf.grad = g if leaf.grad is None else leaf.grad + g
+            with enable_grad() if create_graph else no_grad():
+                for leaf, g in zip(inputs, grads):
+                    if g is not None:
+                        leaf.grad = g if leaf.grad is None else leaf.grad + g
             return
         backward_all([self], [gradient], retain_graph, create_graph)
 
@@ -220,7 +236,9 @@ def _check_differentiable_output(t, i):
 
 
 @x64.scoped
-def _roots(outputs, gradients):
+def _roots(outputs, gradients, ops=None):
+    """(version, storage cotangent) per output; with ``ops`` (create_graph) the
+    cotangents are tensors, ``gradients`` given as tensors included (they may require grad)."""
     roots = []
     for i, (t, g) in enumerate(zip(outputs, gradients)):
         _check_differentiable_output(t, i)
@@ -231,47 +249,54 @@ def _roots(outputs, gradients):
                     f"shape {t.shape}); pass gradient= with that shape"
                 )
             values = jnp.ones(t.shape, t._dtype.np)
+            if ops is not None:
+                values = ops.make(values)
         else:
             if tuple(g.shape) != t.shape:
                 raise RuntimeError(
                     f"mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                     f"output[{i}] has a shape of {t.shape}"
                 )
-            values = g.contiguous()._storage._buffer.reshape(t.shape) if hasattr(g, "_storage") else jnp.asarray(g)
+            if ops is None:
+                values = dense_values(g) if isinstance(g, type(t)) else jnp.asarray(g)
+            else:
+                values = g if isinstance(g, type(t)) else ops.make(jnp.asarray(g))
         version = _version(t)
-        roots.append((version, G.spread(values, version.shape, version.dtype, t._layout)))
+        spread = G.spread if ops is None else ops.spread
+        roots.append((version, spread(values, version.shape, version.dtype, t._layout)))
     return roots
 
 
+def _ops(make, create_graph):
+    return G.Tensors(make) if create_graph else G.Arrays(make)
+
+
 def backward_all(outputs, gradients, retain_graph, create_graph):
-    if create_graph:
-        raise RuntimeError(
-            "backward(create_graph=True) is not supported by eager arraykit tensors; use the "
-            "functional transforms (arraykit.grad) for higher derivatives"
-        )
+    """Backward from ``outputs``; with ``create_graph`` the pass is recorded (grad mode on)."""
     tensor_type = type(outputs[0])
     make = tensor_maker(tensor_type, outputs[0].device)
-    with no_grad():
-        G.run_backward(_roots(outputs, gradients), bool(retain_graph), make)
+    ops = _ops(make, create_graph)
+    with enable_grad() if create_graph else no_grad():
+        roots = _roots(outputs, gradients, ops if create_graph else None)
+        G.run_backward(roots, bool(retain_graph), ops, tensor_type=tensor_type)
 
 
 @x64.scoped
 def grad_of(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
-    """``arraykit.autograd.grad``: gradients of ``outputs`` with respect to ``inputs``."""
-    if create_graph:
-        raise RuntimeError(
-            "autograd.grad(create_graph=True) is not supported by eager arraykit tensors; use "
-            "the functional transforms (arraykit.grad) for higher derivatives"
-        )
-    make = tensor_maker(type(outputs[0]), outputs[0].device)
+    """``arraykit.autograd.grad``: gradients of ``outputs`` with respect to ``inputs``
+    (with ``create_graph``, recorded so that they can be differentiated again)."""
+    tensor_type = type(outputs[0])
+    make = tensor_maker(tensor_type, outputs[0].device)
+    ops = _ops(make, create_graph)
     wanted = []
     for i, t in enumerate(inputs):
         version = _version(t)
         if version is None:
             raise RuntimeError(f"element {i} of the inputs does not require grad")
         wanted.append(version)
-    with no_grad():
-        cts = G.run_backward(_roots(outputs, grad_outputs), bool(retain_graph), make, wanted)
+    with enable_grad() if create_graph else no_grad():
+        roots = _roots(outputs, grad_outputs, ops if create_graph else None)
+        cts = G.run_backward(roots, bool(retain_graph), ops, wanted, tensor_type)
     grads = []
     for i, (t, version, ct) in enumerate(zip(inputs, wanted, cts)):
         if ct is None:
@@ -282,6 +307,9 @@ def grad_of(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unu
                     "desired behavior"
                 )
             grads.append(None)
+        elif create_graph:
+            with enable_grad():
+                grads.append(ops.gather(ct, version.shape, t._layout))
         else:
             grads.append(make(G.gather(ct, version.shape, t._layout)))
     return tuple(grads)

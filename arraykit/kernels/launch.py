@@ -33,6 +33,7 @@ from jax._src.core import trace_state_clean  # JAX's own "no trace is active" te
 from .. import dtypes as D
 from .. import host_memory
 from .. import layout as L
+from .. import storage as S
 from .. import x64
 from ..storage import Storage
 from . import strided
@@ -68,9 +69,10 @@ def register_recorder(recorder):
     """Install autograd's recorder (called once by :mod:`arraykit.autograd`).
 
     ``recorder.apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)``
-    and ``recorder.apply_inplace(entry, fn, target, operands, layouts, inputs,
-    offsets, storages)`` run a kernel whose operands' storages carry autograd
-    versions (``storage.node``); they return None when nothing is to be recorded.
+    and ``recorder.apply_inplace(entry, fn, target, operands, aliases, inputs,
+    offsets)`` run a kernel whose operands' storages carry autograd versions
+    (``storage.node``); they return None (``apply``) or False (``apply_inplace``)
+    when nothing is to be recorded.
     """
     _RECORDER.append(recorder)
 
@@ -99,13 +101,16 @@ class _Compiled:
     ``call`` and ``donating`` run eagerly (possibly with ``FAST_COMPILE_OPTIONS``);
     ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
     compiler options are not allowed. ``kernel`` is the traced function itself and
-    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set.
+    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set,
+    compiled with the same ``options``.
     """
 
-    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards")
+    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards",
+                 "options")
 
     def __init__(self):
         self.kernel = None
+        self.options = None
         self.forwards = {}
         self.call = None
         self.donating = None
@@ -161,7 +166,7 @@ def _lookup(key, build):
     return entry
 
 
-class _Locks:
+class Locks:
     """Hold the locks of several storages, always taken in one global order."""
 
     __slots__ = ("storages",)
@@ -227,7 +232,8 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     ``operands`` are tensors (read through their layouts) or NumPy scalars / 0-d
     NumPy arrays (passed as 0-d arrays). A 0-d view into a larger CPU storage
     (``x[i, j]``) is passed by value, read on the host, so a loop over elements
-    compiles one kernel, not one per storage size. ``fn`` must be a module-level function and
+    compiles one kernel, not one per storage size (unless the storage carries an
+    autograd version: the read must then be differentiated). ``fn`` must be a module-level function and
     ``static`` hashable: both are part of the cache key. ``fn`` returns one array,
     or a tuple of arrays when ``multiple`` is true. Results are new contiguous
     tensors on ``device`` (default: the first tensor operand's device).
@@ -246,10 +252,14 @@ def apply(fn, operands, static=(), device=None, multiple=False):
             if first is None:
                 first = st
             layout = x._layout
-            if layout.shape or not _is_cpu_view(x):
+            if layout.shape or st.node is not None or not _is_cpu_view(x):
                 buf = st._buffer
-                if type(buf) is np.ndarray:  # NumPy memory: read a private copy of what it selects
-                    buf, layout = host_memory.read(st, layout)
+                if type(buf) is np.ndarray:  # NumPy memory
+                    if _jit_tracing():  # arraykit.jit puts a JAX stand-in in its place
+                        S._trace.read((x,))
+                        buf = st._buffer
+                    else:  # a private copy of what the read selects
+                        buf, layout = host_memory.read(st, layout)
                 geometry = layout.geometry
                 key += (geometry if geometry in _DYNAMIC else layout, x._dtype)
                 layouts.append(layout)
@@ -268,6 +278,8 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
+    if S._trace is not None:
+        S._trace.read(operands)
     if tracked and _RECORDER:
         made = _RECORDER[0].apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)
         if made is not None:
@@ -342,6 +354,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
             return tuple(outs)
 
         options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
+        entry.options = options
         entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
@@ -370,7 +383,7 @@ def _call_again(entry, offsets, operands, layouts, bufs, error):
         return entry.nested(offsets, *bufs)
     if not any(_deleted(b) for b in bufs):
         raise error
-    with _Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
+    with Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
         fresh = [
             b if lay is None or type(b) is np.ndarray else x._storage._buffer  # copies stay
             for x, lay, b in zip(operands, layouts, bufs)
@@ -396,7 +409,7 @@ def apply_inplace(fn, target, operands, static=()):
         )
     tensor = _TENSOR[0]
     tst = target._storage
-    if type(tst._buffer) is np.ndarray:
+    if type(tst._buffer) is np.ndarray and not _jit_tracing():
         return _write_host(fn, target, operands, static)
     tracked = tst.node is not None
     traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
@@ -406,7 +419,8 @@ def apply_inplace(fn, target, operands, static=()):
     storages = [tst]
     for x in operands:
         if isinstance(x, tensor):
-            if type(x._storage._buffer) is np.ndarray:  # NumPy memory: read it into a copy first
+            if type(x._storage._buffer) is np.ndarray and not _jit_tracing():  # NumPy memory:
+                # read it into a copy first
                 return apply_inplace(fn, target, _private_copies(operands, tensor), static)
             layout = x._layout
             same = x._storage is tst
@@ -425,14 +439,16 @@ def apply_inplace(fn, target, operands, static=()):
             layouts.append(None)
             aliases.append(False)
     key = tuple(key)
+    if S._trace is not None:
+        S._trace.read((target,) + tuple(operands))
     entry = _KERNELS.get(key)
     if entry is None:
         entry = _build_inplace(key, fn, static, tl, tuple(aliases), layouts, traced, target, operands)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
-    with tst.lock if len(storages) == 1 else _Locks(storages):
-        if type(tst._buffer) is np.ndarray:  # numpy() moved it into NumPy memory meanwhile
+    with tst.lock if len(storages) == 1 else Locks(storages):
+        if type(tst._buffer) is np.ndarray and not _jit_tracing():  # numpy() moved it meanwhile
             return _write_host(fn, target, operands, static)
         inputs = _private_inputs(operands, aliases, tensor)  # read under the locks
         if tracked and _RECORDER and _RECORDER[0].apply_inplace(
@@ -446,6 +462,15 @@ def apply_inplace(fn, target, operands, static=()):
                 raise
             tst.replace(entry.nested, entry.nested, offsets, *inputs)
     return target
+
+
+def _jit_tracing():
+    """Whether this thread is tracing an ``arraykit.jit`` function. Storages over NumPy
+    memory then enter the trace through a JAX stand-in, like any closed-over buffer
+    (read at each call, written back by ``arraykit.jit``), instead of through private
+    copies, which the trace would bake in."""
+    trace = S._trace
+    return trace is not None and trace.thread == threading.get_ident()
 
 
 def _same(x):
@@ -476,7 +501,7 @@ def _write_host(fn, target, operands, static):
     """
     tensor = _TENSOR[0]
     tst = target._storage
-    with _Locks([tst] + [x._storage for x in operands if isinstance(x, tensor)]):
+    with Locks([tst] + [x._storage for x in operands if isinstance(x, tensor)]):
         result = apply(_computed, (target, *operands), (fn, static))
         if result._storage.node is not None:  # autograd recorded it: NumPy memory has no history
             raise RuntimeError(
@@ -515,6 +540,7 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
         private = [x for x, same in zip(operands, aliases) if not same]
         options = _kernel_options(kernel, layouts, flags, (target,), private,
                                   target.device.platform)
+        entry.options = options
         entry.kernel = kernel
         entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)

@@ -17,13 +17,15 @@ import numpy as np
 
 from .. import layout as L
 from ..autograd.function import Function
+from ..autograd.mode import is_grad_enabled
 from ..kernels.launch import apply
-from ..tensor import is_traced, require_tensor
+from ..tensor import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
 
 __all__ = [
     "softmax", "log_softmax", "logsumexp", "nll_loss", "cross_entropy",
     "binary_cross_entropy_with_logits", "mse_loss", "relu", "gelu", "silu", "linear", "dropout",
+    "conv2d", "embedding", "layer_norm",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -126,8 +128,16 @@ class _CrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         x, target, weight, lse = ctx.saved_tensors
+        if is_grad_enabled() and x.requires_grad:
+            # create_graph: the saved log-sum-exp is a constant; recompute it as a recorded
+            # function of x so that the gradient can be differentiated again
+            lse = apply(_ce_lse, (x,))
         operands = (x, target, lse, grad) if weight is None else (x, target, weight, lse, grad)
         return apply(_ce_backward, operands, (ctx.options,)), None, None, None
+
+
+def _ce_lse(x):
+    return K.row_logsumexp(x)
 
 
 def _ce_forward(x, target, *rest):
@@ -157,7 +167,7 @@ def _check_targets(x, target, by_index, ignore_index, name):
         )
     if is_traced(target) or not target.size:
         return
-    values = target.numpy()
+    values = target._values()  # a snapshot: numpy() would move the storage to NumPy memory
     bad = values[((values < 0) | (values >= x.shape[1])) & (values != ignore_index)]
     if bad.size:
         raise IndexError(f"{name}: target {int(bad[0])} is out of bounds for {x.shape[1]} classes")
@@ -317,16 +327,21 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def _dropout_body(x, key, keep):
-    mask = jax.random.bernoulli(jax.random.wrap_key_data(key), keep, x.shape)
+def _dropout_mask(key, x, keep):
+    mask = jax.random.bernoulli(key, keep, x.shape)
     return jnp.where(mask, x / keep, jnp.zeros((), x.dtype))
 
 
-def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
+def _dropout_body(x, key, keep):
+    return _dropout_mask(jax.random.wrap_key_data(key), x, keep)
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, key=None, generator=None):
     """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
-    ``key`` is a JAX PRNG key (``jax.random.key(seed)``) giving the mask; it is
-    required while training.
+    The mask comes from ``key``, a JAX PRNG key (``jax.random.key(seed)``), when
+    given; otherwise from ``generator`` (an :class:`arraykit.Generator`; default:
+    the default generator of the input's device), whose state advances in place.
     """
     x = _floating(input, "dropout")
     if not 0.0 <= p <= 1.0:
@@ -335,11 +350,151 @@ def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
         return x
     if p == 1.0:
         out = x * 0
+    elif key is None:
+        from ..random import draw
+
+        out = draw(_dropout_mask, (x,), (1.0 - float(p),), generator,
+                   x.device if generator is None else None)
     else:
-        if key is None:
-            raise ValueError("dropout: pass key=jax.random.key(seed) while training")
         from ..creation import asarray
 
         data = asarray(np.asarray(jax.random.key_data(key)), device=x.device)
         out = apply(_dropout_body, (x, data), (1.0 - float(p),))
     return input.copy_(out) if inplace else out
+
+
+# ---------------------------------------------------------------------- layers
+
+
+def _pair(value, name):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) != 2 or not all(isinstance(v, int) for v in value):
+        raise ValueError(f"conv2d: {name} must be an int or a pair of ints, got {value!r}")
+    return value
+
+
+def _conv2d_body(x, w, *rest):
+    *bias, (stride, padding, dilation, groups, channels_last) = rest
+    spec = ("NHWC", "OIHW", "NHWC") if channels_last else ("NCHW", "OIHW", "NCHW")
+    dtype = jnp.result_type(x, w)
+    out = jax.lax.conv_general_dilated(
+        x.astype(dtype), w.astype(dtype), stride, padding, rhs_dilation=dilation,
+        dimension_numbers=spec, feature_group_count=groups, precision=jax.lax.Precision.HIGHEST,
+    )
+    if bias:
+        out = out + (bias[0] if channels_last else bias[0][:, None, None]).astype(dtype)
+    return out
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) of ``input`` (N, C, H, W) or (C, H, W) with
+    ``weight`` (O, C / groups, kH, kW), as ``torch.nn.functional.conv2d``.
+
+    ``padding`` is an int, a pair, ``'valid'`` (none) or ``'same'`` (stride 1 only).
+    A channels-last input (``x.is_contiguous(memory_format=arraykit.channels_last)``)
+    is read as NHWC in place (no transposing copy) and gives a channels-last result.
+    """
+    x = _floating(input, "conv2d")
+    require_tensor(weight, "conv2d")
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x.unsqueeze(0)
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ValueError(
+            f"conv2d: expected a 3-D or 4-D input and a 4-D weight, got input shape "
+            f"{input.shape} and weight shape {weight.shape}"
+        )
+    if groups < 1 or weight.shape[0] % groups:
+        raise ValueError(
+            f"conv2d: groups={groups} must be positive and divide the {weight.shape[0]} output channels"
+        )
+    if x.shape[1] != weight.shape[1] * groups:
+        raise ValueError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{x.shape[1]} channels instead"
+        )
+    if bias is not None and bias.shape != (weight.shape[0],):
+        raise ValueError(f"conv2d: bias must have shape ({weight.shape[0]},), got {bias.shape}")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if padding == "valid":
+        pads = ((0, 0), (0, 0))
+    elif padding == "same":
+        if stride != (1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+        pads = tuple((t // 2, t - t // 2) for t in totals)
+    elif isinstance(padding, str):
+        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of 'valid', 'same'")
+    else:
+        pads = tuple((p, p) for p in _pair(padding, "padding"))
+    nhwc = x.shape[1] > 1 and x.is_contiguous(memory_format=channels_last) and not x.is_contiguous()
+    operands = (x.permute(0, 2, 3, 1) if nhwc else x, weight)
+    if bias is not None:
+        operands += (bias,)
+    out = apply(_conv2d_body, operands, ((stride, pads, dilation, groups, nhwc),))
+    if nhwc:
+        out = out.permute(0, 3, 1, 2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _embedding_body(w, idx, padding_idx):
+    if padding_idx is not None:  # that row gets no gradient (PyTorch)
+        row = jnp.arange(w.shape[0])[:, None] == padding_idx
+        w = jnp.where(row, jax.lax.stop_gradient(w), w)
+    return jnp.take(w, idx, axis=0, mode="fill")
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``;
+    the row ``padding_idx`` receives no gradient."""
+    require_tensor(input, "embedding")
+    require_tensor(weight, "embedding")
+    if input.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"embedding: indices must be integers, got {input.dtype}")
+    rows = weight.shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings {rows}")
+        padding_idx %= rows
+    if not is_traced(input) and input.size:
+        values = input._values()  # a snapshot (numpy() shares memory)
+        bad = values[(values < 0) | (values >= rows)]
+        if bad.size:
+            raise IndexError(f"embedding: index {int(bad[0])} is out of range for {rows} embeddings")
+    return apply(_embedding_body, (weight, input), (padding_idx,))
+
+
+def _layer_norm_body(x, *rest):
+    *affine, (dims, eps, has_weight) = rest
+    compute = jnp.promote_types(x.dtype, jnp.float32)
+    y = x.astype(compute)
+    mean = jnp.mean(y, axis=dims, keepdims=True)
+    var = jnp.mean(jnp.square(y - mean), axis=dims, keepdims=True)
+    y = (y - mean) * jax.lax.rsqrt(var + eps)
+    affine = iter(affine)
+    if has_weight:
+        y = y * next(affine)
+    for b in affine:
+        y = y + b
+    return y.astype(x.dtype)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing ``normalized_shape`` dimensions (mean 0, biased
+    variance 1), then scale by ``weight`` and shift by ``bias``."""
+    x = _floating(input, "layer_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if len(shape) > x.ndim or x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(
+            f"layer_norm: normalized_shape {list(shape)} does not match the trailing dimensions "
+            f"of the input of shape {x.shape}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != shape:
+            raise ValueError(f"layer_norm: {name} must have shape {shape}, got {t.shape}")
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    operands = (x,) + tuple(t for t in (weight, bias) if t is not None)
+    return apply(_layer_norm_body, operands, ((dims, float(eps), weight is not None),))

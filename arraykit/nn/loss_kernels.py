@@ -65,14 +65,45 @@ def _reduce(rows, denominator, reduction):
     return jnp.sum(rows) / jnp.sum(denominator)
 
 
+def _index_terms(x, target, weight, options):
+    """Class-index targets without an N x C weight array: (valid, safe targets,
+    class weights or None, target weights ``w_t``, row sums ``A`` of ``a``)."""
+    _, has_weight, ignore_index, smoothing, _ = options
+    classes = x.shape[-1]
+    valid = target != ignore_index
+    safe = jnp.where(valid, target, 0)
+    w = weight.astype(x.dtype) if has_weight else None
+    w_target = jnp.where(valid, w[safe], 0) if has_weight else valid.astype(x.dtype)
+    total = (1 - smoothing) * w_target
+    if smoothing:
+        w_sum = jnp.sum(w) if has_weight else jnp.asarray(classes, x.dtype)
+        total = total + jnp.where(valid, (smoothing / classes) * w_sum, 0)
+    return valid, safe, w, w_target, total
+
+
 def cross_entropy_forward(x, target, weight, options):
     """(loss, lse): the reduced loss and the per-row log-sum-exp (classes last)."""
     out_dtype = x.dtype
     x = _rows_last(x).astype(_compute_dtype(x))
     lse = _logsumexp(x)
+    if options[0]:  # class indices: gather the target logits, no N x C weights
+        smoothing = options[3]
+        valid, safe, w, w_target, total = _index_terms(x, target, weight, options)
+        x_target = jnp.take_along_axis(x, safe[..., None], axis=-1)[..., 0]
+        picked = (1 - smoothing) * w_target * x_target
+        if smoothing:
+            spread = jnp.sum(x * w, axis=-1) if w is not None else jnp.sum(x, axis=-1)
+            picked = picked + jnp.where(valid, (smoothing / x.shape[-1]) * spread, 0)
+        rows = total * lse - picked
+        return _reduce(rows, w_target, options[-1]).astype(out_dtype), lse
     a, denominator = _weights(x, target, weight, options)
     rows = jnp.sum(a, axis=-1) * lse - jnp.sum(a * x, axis=-1)
     return _reduce(rows, denominator, options[-1]).astype(out_dtype), lse
+
+
+def row_logsumexp(x):
+    """The per-row log-sum-exp that :func:`cross_entropy_forward` returns (classes last)."""
+    return _logsumexp(_rows_last(x).astype(_compute_dtype(x)))
 
 
 def cross_entropy_backward(x, target, weight, lse, grad, options):
@@ -80,14 +111,26 @@ def cross_entropy_backward(x, target, weight, lse, grad, options):
     ndim = x.ndim
     out_dtype = x.dtype
     x = _rows_last(x).astype(_compute_dtype(x))
-    a, denominator = _weights(x, target, weight, options)
+    if options[0]:
+        smoothing = options[3]
+        valid, safe, w, w_target, total = _index_terms(x, target, weight, options)
+        classes = x.shape[-1]
+        onehot = safe[..., None] == lax.broadcasted_iota(safe.dtype, x.shape, x.ndim - 1)
+        a = jnp.where(onehot, ((1 - smoothing) * w_target)[..., None], 0)
+        if smoothing:
+            uniform = (smoothing / classes) * (w if w is not None else 1)
+            a = a + jnp.where(valid[..., None], uniform, 0)
+        denominator = w_target
+    else:
+        a, denominator = _weights(x, target, weight, options)
+        total = jnp.sum(a, axis=-1)
     reduction = options[-1]
     scale = grad.astype(x.dtype)
     if reduction == "mean":
         scale = scale / jnp.sum(denominator)
     scale = scale[..., None] if reduction == "none" else scale
     p = jnp.exp(x - lse[..., None])
-    g = scale * (jnp.sum(a, axis=-1, keepdims=True) * p - a)
+    g = scale * (total[..., None] * p - a)
     return _rows_first(g, ndim).astype(out_dtype)
 
 

@@ -1,0 +1,485 @@
+"""``arraykit.jit``: a whole function over tensors, views and in-place writes
+included, compiled to one XLA program.
+
+A program over tensors is a program over storage buffers. ``jit`` traces the
+function with the buffers of every storage it touches swapped for JAX tracers:
+
+* argument storages, de-duplicated by identity (two views of one storage enter
+  as one buffer and stay aliases);
+* storages the function reaches without getting them as arguments (tensors it
+  closes over: a model, an optimizer's state, a generator's key). Their buffers
+  enter the trace as constants, which the compiled program then takes as
+  inputs: read at call time, never baked in;
+* storages created during the trace that are still reachable afterwards (the
+  ``.grad`` tensors ``backward()`` makes, new optimizer state): outputs.
+
+Every storage the call writes, or creates and keeps, gets its new buffer after
+the call (the old one donated unless an export holds it), so parameters updated
+in place cost no copy. Tensors returned that alias a written or kept storage are
+views of it; other returned tensors are new. During tracing the live Storage
+objects hold tracers (each is restored before ``jit`` returns); the function
+must not be traced from two threads at once with shared tensors.
+
+One compilation per signature: the pytree structure of the arguments, their
+tensors' shapes, dtypes, layouts and devices, which arguments share storages,
+and the static arguments; a signature is traced again when a storage it closed
+over or kept is gone.
+As with ``jax.jit``, Python side effects run only while tracing: a function must
+leave the same Python-side structure (the same tensors in the same places) on
+every call. A first call that creates tensors which outlive it (an optimizer's
+state made on its first ``step()``) is traced once more on the second call, since
+later calls read those tensors instead of creating them. ``compile_count``, ``last_compile_reason`` and ``max_compiles`` make
+compilations observable and bounded.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import threading
+import weakref
+
+import jax
+import numpy as np
+from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
+
+from . import storage as S
+from . import x64
+from .devices import put
+from .kernels import launch
+from .storage import Storage
+from .tensor import Tensor
+
+_TRACE_LOCK = threading.Lock()
+
+
+class _Trace:
+    """What one trace did to storages: swapped, closed over, created (see storage.set_trace)."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()
+        self.saved = {}
+        self.closed = {}
+        self.made = []
+        self.numpy_memory = {}  # id(storage) -> its NumPy memory, swapped for a JAX stand-in
+
+    def save(self, st):
+        """Remember ``st``'s state, restored when the trace ends."""
+        if id(st) not in self.saved:
+            self.saved[id(st)] = (st, st._buffer, st.version, st.node, st.shared)
+
+    def read(self, operands):
+        """Kernel operands: concrete buffers of storages from outside are closed over."""
+        if threading.get_ident() != self.thread:
+            return
+        for x in operands:
+            if isinstance(x, Tensor):
+                self._closed_over(x._storage)
+
+    def _closed_over(self, st):
+        buf = st._buffer
+        if id(st) in self.saved or isinstance(buf, jax.core.Tracer):
+            return
+        if type(buf) is np.ndarray:
+            # NumPy memory (arraykit.host_memory): JAX would wrap it as a new constant
+            # object, so a JAX copy stands in for it, recognisable by identity.
+            self.numpy_memory[id(st)] = buf
+            with jax.ensure_compile_time_eval():  # a concrete array, not a traced value
+                buf = st._buffer = put(buf.copy(), st.device)
+        self.save(st)
+        self.closed[id(buf)] = st
+
+    def adopt(self, st, old):
+        """A write leaves a tracer in ``st`` (concrete buffer ``old``): allowed, restored later."""
+        if threading.get_ident() != self.thread:
+            return False
+        self._closed_over(st)
+        return True
+
+    def created(self, st):
+        """A storage made during the trace."""
+        if threading.get_ident() == self.thread:
+            self.made.append(weakref.ref(st))
+
+    def restore(self):
+        """Put every swapped or written storage back as it was."""
+        for key, (st, buf, version, node, shared) in self.saved.items():
+            st._buffer = self.numpy_memory.get(key, buf)
+            st._host = None
+            st.version = version
+            st.node = node
+            st.shared = shared
+
+
+def _leaf_key(leaf, index_of):
+    if isinstance(leaf, Tensor):
+        st = leaf._storage
+        return ("T", index_of(st), leaf._layout, leaf._dtype, st.device, st._buffer.shape)
+    if isinstance(leaf, (jax.Array, np.ndarray)):
+        return ("A", leaf.shape, str(leaf.dtype))
+    if isinstance(leaf, (bool, int, float, complex, str, type(None))):
+        return ("P", type(leaf), leaf)
+    return ("O", id(leaf))
+
+
+def _signature(args, static):
+    """(key, argument storages in first-seen order)."""
+    leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=lambda x: isinstance(x, Tensor))
+    storages = []
+    positions = {}
+
+    def index_of(st):
+        if id(st) not in positions:
+            positions[id(st)] = len(storages)
+            storages.append(st)
+        return positions[id(st)]
+
+    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static)
+    return key, storages
+
+
+def _short(leaf_key):
+    if leaf_key[0] == "T":
+        _, index, layout, dtype, device, _ = leaf_key
+        return (f"tensor of shape {layout.shape}, strides {layout.strides}, offset "
+                f"{layout.offset}, {dtype} on {device}, storage #{index}")
+    return repr(leaf_key[1:])
+
+
+def _describe_change(old, new):
+    """Which part of the signature changed since the previous compilation."""
+    if old is None:
+        return "first call"
+    if old == new:
+        return "a storage the function closed over or kept is gone"
+    if old[0] != new[0]:
+        return f"the arguments' structure changed ({old[0]} -> {new[0]})"
+    for i, (a, b) in enumerate(zip(old[1], new[1])):
+        if a != b:
+            return f"flat argument {i} changed ({_short(a)} -> {_short(b)})"
+    return f"static arguments changed ({old[2]} -> {new[2]})"
+
+
+_WARM_UP = (
+    "the first call created tensors that stay (optimizer state, .grad): traced once more "
+    "so that later calls read them"
+)
+
+
+class _Entry:
+    """One compiled signature: where its inputs come from and where its outputs go.
+
+    ``provisional``: the first trace of a signature created tensors that outlive
+    the call (an optimizer's lazily made state, ``.grad``). Later calls may read
+    them instead of making them again (Python ran only once), so the second call
+    traces again, once.
+    """
+
+    def __init__(self):
+        self.provisional = False
+        self.n_args = 0
+        self.consts = []
+        self.written = []
+        self.kept = []
+        self.returned = []
+        self.treedef = None
+        self.program = None
+        self.by_donation = {}
+
+    def alive(self):
+        return all(ref() is not None for kind, ref in self.consts if kind == "storage") and all(
+            ref() is not None for ref in self.kept
+        )
+
+    def executable(self, donate):
+        fn = self.by_donation.get(donate)
+        if fn is None:
+            fn = self.by_donation[donate] = jax.jit(self.program, donate_argnums=donate)
+        return fn
+
+
+class Jitted:
+    """A function compiled by :func:`jit`; call it like the function.
+
+    ``compile_count`` counts compilations, ``last_compile_reason`` says why the
+    latest one happened, ``max_compiles`` (None: no cap) bounds them.
+    """
+
+    def __init__(self, fn, static_argnums, static_argnames, donate_argnums, max_compiles):
+        self.fn = fn
+        self.donate_argnums = tuple(donate_argnums)
+        self.static_argnums = tuple(sorted(static_argnums))
+        self.static_argnames = tuple(static_argnames)
+        self.max_compiles = max_compiles
+        self.compile_count = 0
+        self.last_compile_reason = None
+        self._entries = {}
+        self._last_key = None
+        functools.update_wrapper(self, fn)
+
+    def _split(self, args, kwargs):
+        static = tuple(args[i] for i in self.static_argnums if i < len(args))
+        static += tuple((k, kwargs[k]) for k in self.static_argnames if k in kwargs)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        named = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return static, dynamic, named
+
+    def _call_fn(self, static, dynamic, named):
+        args = list(dynamic)
+        for n, i in enumerate(self.static_argnums):
+            args.insert(i, static[n])
+        names = dict(static[len(self.static_argnums):])
+        return self.fn(*args, **named, **names)
+
+    @x64.scoped
+    def __call__(self, *args, **kwargs):
+        static, dynamic, named = self._split(args, kwargs)
+        try:
+            hash(static)
+        except TypeError:
+            raise TypeError(f"jit: static arguments must be hashable, got {static!r}") from None
+        key, arg_storages = _signature((dynamic, named), static)
+        entry = self._entries.get(key)
+        if entry is None or not entry.alive():
+            entry = self._compile(key, static, dynamic, named, arg_storages)
+            entry.provisional = bool(entry.kept)
+        elif entry.provisional:
+            entry = self._compile(key, static, dynamic, named, arg_storages, _WARM_UP)
+        return _run(entry, arg_storages, self._donated(args, arg_storages))
+
+    def _donated(self, args, arg_storages):
+        """Storages of the ``donate_argnums`` arguments: their buffers go to the call."""
+        if not self.donate_argnums:
+            return ()
+        ids = set()
+        for i in self.donate_argnums:
+            leaves = jax.tree_util.tree_leaves(args[i], is_leaf=lambda x: isinstance(x, Tensor))
+            ids.update(id(x._storage) for x in leaves if isinstance(x, Tensor))
+        return tuple(k for k, st in enumerate(arg_storages) if id(st) in ids)
+
+    def _compile(self, key, static, dynamic, named, arg_storages, reason=None):
+        reason = reason or _describe_change(self._last_key, key)
+        if self.max_compiles is not None and self.compile_count >= self.max_compiles:
+            name = getattr(self.fn, "__name__", repr(self.fn))
+            raise RuntimeError(
+                f"jit({name}) would compile a {self.compile_count + 1}th time, above "
+                f"max_compiles={self.max_compiles}: {reason}"
+            )
+        with _TRACE_LOCK:
+            entry = _trace(lambda: self._call_fn(static, dynamic, named), arg_storages)
+        self.compile_count += 1
+        self.last_compile_reason = reason
+        self._last_key = key
+        self._entries[key] = entry
+        return entry
+
+
+def _trace(call, arg_storages):
+    """Trace ``call`` once over the argument storages; returns its :class:`_Entry`."""
+    entry = _Entry()
+    entry.n_args = len(arg_storages)
+    plan = {}
+
+    def traced(*bufs):
+        trace = _Trace()
+        S.set_trace(trace)
+        try:
+            entered = {}
+            for st, buf in zip(arg_storages, bufs):
+                trace.save(st)
+                st._buffer = entered[id(st)] = buf
+                st._host = None
+            result = call()
+            leaves, tree = jax.tree_util.tree_flatten(result, is_leaf=lambda x: isinstance(x, Tensor))
+            del result
+            returned = [_describe_returned(x) for x in leaves]
+            del leaves
+            _forget_graphs(trace)
+            saved = {key: st for key, (st, *_) in trace.saved.items()}
+            written = [
+                st for key, st in saved.items()
+                if st._buffer is not entered.get(key, trace.saved[key][1])
+            ]
+            kept = _still_alive(trace)
+            outs = [st._buffer for st in written] + [st._buffer for st in kept]
+            kept_ids = {id(st): k for k, st in enumerate(kept)}
+            extra = []
+            spec = []
+            for item in returned:
+                if item[0] == "T":
+                    _, key, buf, layout, dtype, device = item
+                    if key in saved:
+                        spec.append(("view", saved[key], layout, dtype))
+                    elif key in kept_ids:
+                        spec.append(("kept", kept_ids[key], layout, dtype))
+                    else:
+                        spec.append(("new", len(extra), layout, dtype, device))
+                        extra.append(buf)
+                elif item[0] == "A":
+                    spec.append(("array", len(extra)))
+                    extra.append(item[1])
+                else:
+                    spec.append(("static", item[1]))
+            plan.update(trace=trace, written=written, kept=kept, spec=spec, tree=tree)
+            return outs + extra
+        finally:
+            S.set_trace(None)
+            _forget_graphs(trace)
+            trace.restore()
+
+    traced_call = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages])
+    closed = traced_call.jaxpr
+    # Constants reach the jaxpr two ways: as constvars (closed.consts) and, in JAX's
+    # newer scheme, hoisted to leading inputs (traced_call._consts).
+    constants = list(closed.consts) + list(traced_call._consts)
+    trace = plan["trace"]
+    for const in constants:
+        st = trace.closed.get(id(const))
+        if st is not None and trace.saved[id(st)][1] is const:
+            entry.consts.append(("storage", weakref.ref(st)))
+        else:
+            entry.consts.append(("value", const))
+    entry.program = _program(closed.jaxpr, len(closed.consts))
+    entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
+    entry.kept = [weakref.ref(st) for st in plan["kept"]]
+    entry.treedef = plan["tree"]
+    entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
+    return entry
+
+
+def _program(jaxpr, n_constvars):
+    """The traced program as a function of its constants and inputs, in the order
+    constvars, then the jaxpr's inputs (hoisted constants, then arguments)."""
+
+    def program(*bufs):
+        return jax_core.eval_jaxpr(jaxpr, bufs[:n_constvars], *bufs[n_constvars:])
+
+    return program
+
+
+def _describe_returned(x):
+    """A returned leaf without a reference to its storage (so temporaries can die)."""
+    if isinstance(x, Tensor):
+        st = x._storage
+        return ("T", id(st), st._buffer, x._layout, x._dtype, st.device)
+    if isinstance(x, jax.Array):
+        return ("A", x)
+    return ("P", x)
+
+
+def _forget_graphs(trace):
+    """Drop the autograd graph built during the trace from the storages it created
+    (its nodes hold traced residuals); ``backward`` inside the trace already ran."""
+    for ref in trace.made:
+        st = ref()
+        if st is not None and id(st) not in trace.saved:
+            st.node = None
+
+
+def _still_alive(trace):
+    """Storages created during the trace that something outside it still holds."""
+    gc.collect()
+    alive = {}
+    for ref in trace.made:
+        st = ref()
+        if st is not None and id(st) not in trace.saved:
+            alive[id(st)] = st
+    return list(alive.values())
+
+
+def _position(st, entry, arg_storages):
+    """Index of ``st`` among the program's inputs (constants first, then arguments)."""
+    for k, (kind, ref) in enumerate(entry.consts):
+        if kind == "storage" and ref() is st:
+            return k
+    for k, s in enumerate(arg_storages):
+        if s is st:
+            return len(entry.consts) + k
+    raise AssertionError("a written storage is neither an argument nor closed over")
+
+
+def _place(item, entry, arg_storages):
+    if item[0] != "view":
+        return item
+    _, st, layout, dtype = item
+    return ("input", _position(st, entry, arg_storages), layout, dtype)
+
+
+def _run(entry, arg_storages, donated=()):
+    """Call the compiled program on the current buffers and write its results back.
+
+    ``donated`` are positions among the argument storages whose buffers the
+    caller gave up (``donate_argnums``): XLA may reuse them, and the tensors over
+    them are not readable afterwards unless the call wrote them.
+    """
+    inputs = [ref() if kind == "storage" else None for kind, ref in entry.consts]
+    inputs += list(arg_storages)
+    kept = [ref() for ref in entry.kept]
+    storages = [st for st in inputs if st is not None] + kept
+    with launch.Locks(storages):
+        bufs = [st._buffer if st is not None else value for st, (_, value) in zip(inputs, entry.consts)]
+        bufs += [st._buffer for st in arg_storages]
+        # NumPy memory (arraykit.host_memory) enters as a private copy: the program may run
+        # after the call returns, while NumPy writes the memory.
+        bufs = [b.copy() if type(b) is np.ndarray else b for b in bufs]
+        offset = len(entry.consts)
+        donate = {i for i in entry.written if not inputs[i].shared}
+        donate.update(offset + k for k in donated if not arg_storages[k].shared)
+        donate = tuple(sorted(donate))
+        outs = entry.executable(donate)(*bufs)
+        n_written = len(entry.written)
+        for i, buf in zip(entry.written, outs):
+            _install(inputs[i], buf)
+        for st, buf in zip(kept, outs[n_written:n_written + len(kept)]):
+            _install(st, buf)
+    extra = outs[n_written + len(kept):]
+    results = []
+    for item in entry.returned:
+        kind = item[0]
+        if kind == "new":
+            _, k, layout, dtype, device = item
+            results.append(Tensor._make(Storage(extra[k], dtype, device), layout, dtype))
+        elif kind == "input":
+            _, k, layout, dtype = item
+            results.append(Tensor._make(inputs[k], layout, dtype))
+        elif kind == "kept":
+            _, k, layout, dtype = item
+            results.append(Tensor._make(kept[k], layout, dtype))
+        elif kind == "array":
+            results.append(extra[item[1]])
+        else:
+            results.append(item[1])
+    return jax.tree_util.tree_unflatten(entry.treedef, results)
+
+
+def _install(st, buf):
+    if type(st._buffer) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place
+        st._buffer[...] = np.asarray(buf).reshape(st._buffer.shape)
+    else:
+        st._buffer = buf
+        st._host = None
+        st.shared = False
+    st.version += 1
+
+
+def _abstract(buf):
+    return jax.ShapeDtypeStruct(buf.shape, buf.dtype, sharding=getattr(buf, "sharding", None))
+
+
+def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), max_compiles=None):
+    """Compile ``fn`` (a function of tensors, pytrees of tensors, modules, optimizers)
+    into one XLA program per signature; see the module docstring. Usable as
+    ``@jit`` or ``@jit(static_argnums=...)``. Storages the call writes are always
+    donated; ``donate_argnums`` also hands over the buffers of arguments it only
+    reads (they are not readable afterwards, as with ``jax.jit``)."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+
+    def wrap(f):
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, max_compiles)
+
+    return wrap if fn is None else wrap(fn)

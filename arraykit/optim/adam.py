@@ -1,0 +1,120 @@
+"""Adam and AdamW with PyTorch's update rules (weight decay, AMSGrad, maximize).
+
+Per parameter, two fused kernels: one updates the state storage (``step``,
+``exp_avg``, ``exp_avg_sq`` and ``max_exp_avg_sq``, laid out flat in that order),
+one updates the parameter from it. Bias corrections are computed in float64 from
+the step count and the hyperparameter tensor, as PyTorch computes them in Python.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..kernels.launch import apply_inplace
+from .optimizer import Optimizer, whole
+
+__all__ = ["Adam", "AdamW"]
+
+# The hyperparameter tensor: (lr, beta1, beta2, eps, weight_decay).
+
+
+def _moments(flat, n, amsgrad):
+    parts = [flat[1 + k * n:1 + (k + 1) * n] for k in range(3 if amsgrad else 2)]
+    return flat[0], parts
+
+
+def _lerp(start, end, weight):
+    """PyTorch's ``lerp`` (its two-sided formula)."""
+    return jnp.where(weight < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight))
+
+
+def _adam_state(flat, grad, *rest):
+    *p, h, (maximize, l2, amsgrad) = rest
+    g = -grad if maximize else grad
+    if l2:
+        g = g + h[4].astype(g.dtype) * p[0]
+    g = g.reshape(-1).astype(flat.dtype)
+    step, parts = _moments(flat, g.size, amsgrad)
+    m = _lerp(parts[0], g, (1 - h[1]).astype(flat.dtype))
+    v = parts[1] * h[2].astype(flat.dtype) + (1 - h[2]).astype(flat.dtype) * g * g
+    new = [(step + 1)[None], m, v]
+    if amsgrad:
+        new.append(jnp.maximum(parts[2], v))
+    return jnp.concatenate(new)
+
+
+def _adam_param(p, flat, h, decoupled, amsgrad):
+    step, parts = _moments(flat, p.size, amsgrad)
+    step = step.astype(h.dtype)
+    lr, beta1, beta2, eps, wd = h[0], h[1], h[2], h[3], h[4]
+    if decoupled:
+        p = p * (1 - lr * wd).astype(p.dtype)
+    step_size = lr / (1 - beta1**step)
+    bias_correction2_sqrt = jnp.sqrt(1 - beta2**step)
+    dtype = flat.dtype
+    denom = jnp.sqrt(parts[-1]) / bias_correction2_sqrt.astype(dtype) + eps.astype(dtype)
+    update = (-step_size).astype(dtype) * parts[0] / denom
+    return (p + update.reshape(p.shape).astype(p.dtype)).astype(p.dtype)
+
+
+class Adam(Optimizer):
+    """``Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
+    maximize=False, decoupled_weight_decay=False)``: PyTorch's rule (L2 weight decay
+    added to the gradient; decoupled, AdamW's, with ``decoupled_weight_decay``)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if differentiable or fused or capturable:
+            raise NotImplementedError(f"{type(self).__name__}: differentiable, capturable and fused are not supported")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=False, differentiable=False,
+                        fused=None, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def add_param_group(self, param_group):
+        """Add a parameter group (see :meth:`Optimizer.add_param_group`); complex parameters
+        are not supported."""
+        super().add_param_group(param_group)
+        for p in self.param_groups[-1]["params"]:
+            if p.dtype.kind != "float":
+                self.param_groups.pop()
+                self._hyper.pop()
+                raise TypeError(f"{type(self).__name__} supports real floating-point parameters, got {p.dtype}")
+
+    def _hyper_values(self, group):
+        beta1, beta2 = group["betas"]
+        return tuple(map(float, (group["lr"], beta1, beta2, group["eps"], group["weight_decay"])))
+
+    def _slots(self, group):
+        slots = [("step", True), ("exp_avg", False), ("exp_avg_sq", False)]
+        return slots + [("max_exp_avg_sq", False)] if group["amsgrad"] else slots
+
+    def _update(self, p, grad, state, hyper, group, fresh):
+        flat = whole(state["step"])
+        amsgrad = bool(group["amsgrad"])
+        decoupled = bool(group["decoupled_weight_decay"])
+        l2 = group["weight_decay"] != 0 and not decoupled
+        operands = (grad, p, hyper) if l2 else (grad, hyper)
+        apply_inplace(_adam_state, flat, operands, ((bool(group["maximize"]), l2, amsgrad),))
+        apply_inplace(_adam_param, p, (flat, hyper), (decoupled, amsgrad))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 1e-2): ``p ← p·(1 - lr·wd)`` before the
+    Adam step, as ``torch.optim.AdamW``."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
+                 *, maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

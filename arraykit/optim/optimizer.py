@@ -1,0 +1,254 @@
+"""The :class:`Optimizer` base: parameter groups, per-parameter state, PyTorch's
+``state_dict`` format.
+
+All state that changes lives in tensors written in place (DESIGN.md, "State that
+changes is a storage"): the per-parameter state of a parameter is one storage whose
+views are the ``state`` entries (``step`` a 0-d view, the moments views of the
+parameter's shape), so one kernel updates all of it; the hyperparameters an update
+uses are one small float64 tensor per parameter group (and device), rewritten only
+when a group's values change. Parameters are written in place under ``no_grad``.
+An ``arraykit.jit`` of a step thus sees only mutated storages. A parameter group is
+a dict that rewrites its hyperparameter tensors as soon as an option is assigned
+(``group['lr'] = 0.01``, as schedulers do), so a change made between jitted calls
+reaches the compiled step without recompiling it.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .. import dtypes as D
+from .. import layout as L
+from ..autograd.mode import enable_grad, no_grad
+from ..creation import asarray, zeros
+from ..tensor import Tensor
+
+__all__ = ["Optimizer"]
+
+
+def state_dtype(p):
+    """The dtype of a parameter's optimizer state: the parameter's (float32 for
+    16-bit parameters, which would lose a step count above 2048)."""
+    return D.promote(p.dtype, D.float32)
+
+
+def whole(t):
+    """The flat 1-D tensor over all of ``t``'s storage."""
+    st = t._storage
+    return Tensor._make(st, L.Layout((st.size(),), (1,), 0), st.dtype)
+
+
+class ParamGroup(dict):
+    """A parameter group: a dict whose option assignments reach the optimizer's
+    hyperparameter tensors at once (see the module docstring)."""
+
+    def __init__(self, values, on_change):
+        super().__init__(values)
+        self._on_change = on_change
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if key != "params":
+            self._on_change(self)
+
+
+class Optimizer:
+    """Base class of the optimizers: ``Optimizer(params, defaults)``, where ``params``
+    is an iterable of tensors or of dicts (parameter groups with their own options)."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = collections.defaultdict(dict)
+        self.param_groups = []
+        self._hyper = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                f"but got a {type(params).__name__}"
+            )
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Add a group (a dict with ``'params'`` and optional options; missing options
+        take the optimizer's defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = dict(param_group, params=params)
+        for name, default in self.defaults.items():
+            group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(ParamGroup(group, self._refresh))
+        self._hyper.append([None, {}])
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of every parameter: to None (default) or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with no_grad():
+                        p.grad.zero_()
+
+    # ------------------------------------------------------------------ state
+
+    def _slots(self, group):
+        """``(name, is_scalar)`` of a parameter's state entries under ``group``'s options."""
+        raise NotImplementedError
+
+    def _new_state(self, p, group):
+        """Zeroed state for ``p``: one storage; ``state`` entries are views of it."""
+        slots = self._slots(group)
+        if not slots:
+            return {}
+        n = p.numel()
+        sizes = [1 if scalar else n for _, scalar in slots]
+        flat = zeros((sum(sizes),), dtype=state_dtype(p), device=p.device)
+        state = {}
+        start = 0
+        for (name, scalar), size in zip(slots, sizes):
+            view = flat[start:start + size]
+            state[name] = view.reshape(()) if scalar else view.view(p.shape)
+            start += size
+        return state
+
+    def _refresh(self, group):
+        """Rewrite ``group``'s hyperparameter tensors when its options changed."""
+        for index, candidate in enumerate(self.param_groups):
+            if candidate is group:
+                self._hyperparameters(index, group, None)
+
+    def _hyperparameters(self, index, group, device):
+        """The group's hyperparameter tensor on ``device`` (rewritten in place when the
+        group's values changed since the last step)."""
+        cache = self._hyper[index]
+        values = self._hyper_values(group)
+        tensors = cache[1]
+        if values != cache[0]:
+            cache[0] = values
+            with no_grad():
+                for t in tensors.values():
+                    t.copy_(np.array(values))
+        if device is None:
+            return None
+        t = tensors.get(device)
+        if t is None:
+            t = tensors[device] = asarray(np.array(values), device=device)
+        return t
+
+    def _hyper_values(self, group):
+        """The floats of ``group``'s options that the update reads, in the tensor's order."""
+        raise NotImplementedError
+
+    def _update(self, p, grad, state, hyper, group, fresh):
+        """Update ``p`` and its ``state`` (just zeroed when ``fresh``) in place from ``grad``;
+        subclasses define it."""
+        raise NotImplementedError
+
+    def step(self, closure=None):
+        """One optimization step over every parameter with a gradient; ``closure``
+        (re-evaluating the loss, with gradients on) is called first and its value returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for index, group in enumerate(self.param_groups):
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    hyper = self._hyperparameters(index, group, p.device)
+                    state = self.state.get(p)
+                    fresh = state is None
+                    if fresh:
+                        state = self._new_state(p, group)
+                        if state:
+                            self.state[p] = state
+                    self._update(p, grad, state, hyper, group, fresh)
+        return loss
+
+    def state_dict(self):
+        """``{'state': {index: {name: tensor}}, 'param_groups': [{options, 'params': [index]}]}``
+        (PyTorch's format; parameters are numbered across groups in order)."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                packed["params"].append(index[id(p)])
+            groups.append(packed)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if s and id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore options and state saved by :meth:`state_dict` (this library's or
+        PyTorch's); values are copied into new state storages."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"loaded state dict has a different number of parameter groups "
+                f"({len(saved_groups)} against {len(self.param_groups)})"
+            )
+        for saved, group in zip(saved_groups, self.param_groups):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size of "
+                    f"optimizer's group ({len(saved['params'])} against {len(group['params'])})"
+                )
+        new_groups = []
+        by_index = {}
+        for saved, group in zip(saved_groups, self.param_groups):
+            new = ParamGroup(dict(saved, params=group["params"]), self._refresh)
+            new_groups.append(new)
+            for i, p in zip(saved["params"], group["params"]):
+                by_index[i] = (p, new)
+        self.param_groups = new_groups
+        for group in new_groups:
+            self._refresh(group)
+        self.state = collections.defaultdict(dict)
+        with no_grad():
+            for i, saved in state_dict["state"].items():
+                p, group = by_index[int(i)]
+                state = self._new_state(p, group)
+                unknown = set(saved) - set(state)
+                if unknown:
+                    raise KeyError(
+                        f"state of parameter {i} has entries {sorted(unknown)} that "
+                        f"{type(self).__name__} with these options does not use"
+                    )
+                for name, value in saved.items():
+                    state[name].copy_(np.asarray(value).astype(state[name].dtype.np))
+                self.state[p] = state
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)

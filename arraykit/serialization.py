@@ -1,0 +1,356 @@
+"""Checkpoints: :func:`save` and :func:`load` for tensors in nested Python structures.
+
+The file is an uncompressed zip archive (``ZIP_STORED``) holding
+
+* ``arraykit.json``: the object tree, in JSON. Dicts (str, int, bool, None or
+  float keys; ``OrderedDict`` kept), lists, tuples, None, bool, int, float,
+  complex, str and arraykit dtypes are written as tagged JSON nodes; a tensor is a
+  reference to a storage plus its shape, strides, offset, dtype and
+  ``requires_grad``;
+* ``storages/<i>``: each distinct storage's whole buffer once, raw little-endian
+  bytes, aligned to 64 bytes in the file.
+
+Tensors that shared a storage when saved share one storage after loading, with
+the same layouts, so a write through one is seen through the other, as in PyTorch.
+Loading reads only JSON and raw bytes: nothing in the file is executed, and
+pickles (PyTorch's ``.pt`` files, ``.npy`` object arrays) are refused.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import struct
+import sys
+import zipfile
+
+import jax
+import numpy as np
+
+from . import dtypes as D
+from . import layout as L
+from .devices import as_device, host_to_device
+from .storage import Storage
+from .tensor import Tensor
+
+__all__ = ["save", "load"]
+
+FORMAT = "arraykit"
+VERSION = 1
+MANIFEST = "arraykit.json"
+ALIGN = 64
+_PAD_ID = 0x4B41  # the extra-field record that pads a member's data to ALIGN bytes
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+_SCALARS = (type(None), bool, int, float, str)
+
+
+class _Writer:
+    """Walks the object to save: JSON nodes plus the distinct storages met."""
+
+    def __init__(self):
+        self.storages = {}
+
+    def node(self, obj, path):
+        kind = type(obj)
+        if kind in _SCALARS:
+            return obj
+        if isinstance(obj, Tensor):
+            return self.tensor(obj, path)
+        if kind is complex:
+            return {"t": "complex", "v": [obj.real, obj.imag]}
+        if kind in (list, tuple):
+            items = [self.node(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+            return {"t": kind.__name__, "v": items}
+        if kind in (dict, collections.OrderedDict):
+            items = []
+            for k, v in obj.items():
+                if type(k) not in _SCALARS:
+                    raise TypeError(
+                        f"save(): dict keys must be str, int, float, bool or None; got a "
+                        f"{type(k).__name__} key at {path}"
+                    )
+                items.append([k, self.node(v, f"{path}[{k!r}]")])
+            return {"t": "dict" if kind is dict else "odict", "v": items}
+        if isinstance(obj, D.DType):
+            return {"t": "dtype", "v": obj.name}
+        if isinstance(obj, (np.bool_, np.integer, np.floating)):
+            return obj.item()
+        raise TypeError(f"save(): cannot save an object of type {kind.__qualname__} at {path}")
+
+    def tensor(self, t, path):
+        st = t._storage
+        if isinstance(st._buffer, jax.core.Tracer):
+            raise TypeError(f"save(): the tensor at {path} is traced (inside a JAX transform)")
+        if t.dtype is not st.dtype:
+            raise TypeError(f"save(): the tensor at {path} reinterprets its {st.dtype} storage")
+        index = self.storages.setdefault(id(st), (len(self.storages), st))[0]
+        lay = t._layout
+        return {
+            "t": "tensor", "storage": index, "shape": list(lay.shape),
+            "strides": list(lay.strides), "offset": lay.offset, "dtype": t.dtype.name,
+            "requires_grad": bool(getattr(t, "requires_grad", False)),
+        }
+
+
+def _device_name(device):
+    return f"{device.platform}:{jax.devices(device.platform).index(device)}"
+
+
+def _host_values(st):
+    """The storage's whole buffer as a flat little-endian NumPy array (a snapshot)."""
+    with st.lock:
+        if st.device.platform == "cpu":
+            values = np.array(st.host_view())
+        else:
+            values = np.asarray(jax.device_get(st.buffer)).reshape(-1)
+    if sys.byteorder != "little":
+        values = values.byteswap()
+    return values
+
+
+def _write_member(zf, name, data):
+    """Write ``data`` (bytes-like) as a stored member whose data starts ALIGN-aligned."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    zip64 = len(data) > 0x7FFFFFFF
+    start = zf.fp.tell() + _LOCAL_HEADER.size + len(name.encode()) + 4 + (20 if zip64 else 0)
+    info.extra = struct.pack("<HH", _PAD_ID, -start % ALIGN) + b"\0" * (-start % ALIGN)
+    with zf.open(info, "w", force_zip64=zip64) as out:
+        out.write(data)
+
+
+def save(obj, f):
+    """Save tensors in nested dicts/lists/tuples with Python scalars to ``f``.
+
+    ``f`` is a path (written exactly as given, no suffix added) or a binary file
+    object (written from its current position). Each storage is written once;
+    views keep their layouts. Raises TypeError naming the type and where it sits
+    in ``obj`` for anything else.
+    """
+    writer = _Writer()
+    root = writer.node(obj, "obj")
+    storages = sorted(writer.storages.values(), key=lambda e: e[0])
+    manifest = {
+        "format": FORMAT, "version": VERSION, "root": root,
+        "storages": [
+            {"dtype": st.dtype.name, "size": st.size(), "device": _device_name(st.device)}
+            for _, st in storages
+        ],
+    }
+    text = json.dumps(manifest, allow_nan=True).encode()
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as file:
+            _save_zip(file, text, storages)
+    else:
+        _save_zip(f, text, storages)
+
+
+def _save_zip(file, text, storages):
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as zf:
+        _write_member(zf, MANIFEST, text)
+        for i, st in storages:
+            _write_member(zf, f"storages/{i}", _host_values(st).view(np.uint8))
+
+
+# ---------------------------------------------------------------------- load
+
+
+class _Corrupt(ValueError):
+    pass
+
+
+def _check(cond, what):
+    if not cond:
+        raise _Corrupt(what)
+
+
+def load(f, mmap=False, map_location=None):
+    """Load what :func:`save` wrote, or a ``.npy`` (a tensor) or ``.npz`` (a dict of tensors).
+
+    ``f`` is a path or a binary file object. ``map_location`` (a device or a device
+    string) places every tensor there; by default each goes back to the device it
+    was saved from (ValueError when that device is missing: pass map_location).
+    Nothing in the file is executed: pickles are refused.
+
+    ``mmap=True`` (paths only) maps each storage's bytes from the file instead of
+    reading them: on the CPU, JAX then uses the mapped pages as the buffer (no
+    copy; pages are read from disk when first touched), and the storage is marked
+    shared, so an in-place write copies it first and the file is never written.
+    Where JAX cannot alias the mapping (another device, unaligned data) the bytes
+    are copied to the device as usual. The CRC of mapped members is not checked.
+    """
+    device = None if map_location is None else _location(map_location)
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("load(mmap=True) needs a path, not a file object")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:
+            return _load(file, os.fspath(f) if mmap else None, device)
+    return _load(f, None, device)
+
+
+def _location(spec):
+    if isinstance(spec, (str, jax.Device)):
+        return as_device(spec)
+    raise TypeError(f"load(): map_location must be a device or a device string, got {spec!r}")
+
+
+def _load(file, path, device):
+    start = file.tell()
+    magic = file.read(6)
+    file.seek(start)
+    if magic == b"\x93NUMPY":
+        return _from_npy(file, path, device)
+    if magic[:4] != b"PK\x03\x04":
+        raise ValueError("load(): not an arraykit checkpoint, .npy or .npz file")
+    try:
+        with zipfile.ZipFile(file) as zf:
+            names = zf.namelist()
+            if MANIFEST in names:
+                return _from_checkpoint(zf, file, path, device)
+            if names and all(n.endswith(".npy") for n in names):
+                return _from_npz(file, device)
+    except (_Corrupt, zipfile.BadZipFile, KeyError, RecursionError, struct.error) as error:
+        raise ValueError(f"load(): corrupted arraykit checkpoint ({error})") from None
+    pickles = [n for n in names if n.endswith((".pkl", "data.pkl"))]
+    hint = " (a PyTorch pickle-based file? arraykit never unpickles)" if pickles else ""
+    raise ValueError(f"load(): a zip file that is neither an arraykit checkpoint nor .npz{hint}")
+
+
+def _tensor_from_host(arr, device, may_alias):
+    """A tensor over the host array ``arr``; aliases it when ``may_alias`` and JAX can."""
+    dtype = D.from_numpy(arr.dtype)
+    arr = np.ascontiguousarray(arr)
+    if may_alias:
+        buf, aliased = host_to_device(arr, device, copy=False)
+    else:
+        buf, aliased = host_to_device(arr, device), False
+    return Tensor._make(Storage(buf, dtype, device, shared=aliased), L.contiguous(arr.shape), dtype)
+
+
+def _from_npy(file, path, device):
+    device = device or as_device(None)
+    try:
+        arr = np.load(path if path else file, mmap_mode="r" if path else None, allow_pickle=False)
+    except ValueError as error:
+        raise ValueError(f"load(): cannot load this .npy file without unpickling ({error})") from None
+    return _tensor_from_host(arr, device, may_alias=path is not None)
+
+
+def _from_npz(file, device):
+    device = device or as_device(None)
+    file.seek(0)
+    out = {}
+    try:
+        with np.load(file, allow_pickle=False) as npz:
+            for name in npz.files:
+                out[name] = _tensor_from_host(npz[name], device, may_alias=True)
+    except ValueError as error:
+        raise ValueError(f"load(): cannot load this .npz file without unpickling ({error})") from None
+    return out
+
+
+def _data_offset(zf, file, info):
+    """Where the member's bytes start in the file (after its local header)."""
+    file.seek(info.header_offset)
+    head = _LOCAL_HEADER.unpack(file.read(_LOCAL_HEADER.size))
+    _check(head[0] == b"PK\x03\x04", f"bad local header for {info.filename}")
+    return info.header_offset + _LOCAL_HEADER.size + head[-2] + head[-1]
+
+
+def _from_checkpoint(zf, file, path, device):
+    try:
+        manifest = json.loads(zf.read(MANIFEST))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _Corrupt(f"unreadable {MANIFEST}: {error}") from None
+    _check(isinstance(manifest, dict) and manifest.get("format") == FORMAT, "not an arraykit manifest")
+    _check(manifest.get("version") == VERSION, f"unsupported version {manifest.get('version')!r}")
+    specs = manifest.get("storages")
+    _check(isinstance(specs, list), "no storage list")
+    storages = [_read_storage(zf, file, path, i, spec, device) for i, spec in enumerate(specs)]
+    return _build(manifest.get("root"), storages)
+
+
+def _saved_device(name):
+    try:
+        return as_device(name)
+    except ValueError:
+        raise ValueError(
+            f"load(): the checkpoint was saved from device {name!r}, which this machine "
+            "does not have; pass map_location (e.g. map_location='cpu')"
+        ) from None
+
+
+def _read_storage(zf, file, path, i, spec, device):
+    _check(isinstance(spec, dict), f"storage {i} is not described")
+    try:
+        dtype = D.from_name(spec["dtype"])
+    except (KeyError, TypeError):
+        raise _Corrupt(f"storage {i} has an unknown dtype") from None
+    size = spec.get("size")
+    _check(type(size) is int and size >= 0, f"storage {i} has a bad size")
+    device = device or _saved_device(str(spec.get("device")))
+    info = zf.getinfo(f"storages/{i}")
+    nbytes = size * dtype.itemsize
+    _check(info.file_size == nbytes, f"storage {i} holds {info.file_size} bytes, expected {nbytes}")
+    _check(info.compress_type == zipfile.ZIP_STORED, f"storage {i} is compressed")
+    if path is not None and size:
+        offset = _data_offset(zf, file, info)
+        arr = np.memmap(path, dtype=dtype.np, mode="r", offset=offset, shape=(size,))
+    else:
+        arr = np.frombuffer(zf.read(info), dtype=dtype.np, count=size)
+    if sys.byteorder != "little":
+        arr = arr.byteswap()
+    if size == 0:
+        arr = np.empty(0, dtype.np)
+    return _tensor_from_host(arr, device, may_alias=True)._storage
+
+
+def _build(node, storages, depth=0):
+    _check(depth < 1000, "nesting too deep")
+    if node is None or type(node) in (bool, int, float, str):
+        return node
+    _check(isinstance(node, dict) and "t" in node, f"unknown node {str(node)[:80]!r}")
+    tag, value = node["t"], node.get("v")
+    if tag in ("list", "tuple"):
+        _check(isinstance(value, list), f"bad {tag}")
+        items = [_build(v, storages, depth + 1) for v in value]
+        return items if tag == "list" else tuple(items)
+    if tag in ("dict", "odict"):
+        _check(isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value),
+               "bad dict")
+        pairs = []
+        for k, v in value:
+            _check(k is None or type(k) in (bool, int, float, str), "bad dict key")
+            pairs.append((k, _build(v, storages, depth + 1)))
+        return dict(pairs) if tag == "dict" else collections.OrderedDict(pairs)
+    if tag == "complex":
+        _check(isinstance(value, list) and len(value) == 2, "bad complex")
+        return complex(*value)
+    if tag == "dtype":
+        try:
+            return D.from_name(value)
+        except (KeyError, TypeError):
+            raise _Corrupt(f"unknown dtype {value!r}") from None
+    if tag == "tensor":
+        return _build_tensor(node, storages)
+    raise _Corrupt(f"unknown node type {tag!r}")
+
+
+def _build_tensor(node, storages):
+    index = node.get("storage")
+    _check(type(index) is int and 0 <= index < len(storages), "tensor names a missing storage")
+    st = storages[index]
+    shape, strides, offset = node.get("shape"), node.get("strides"), node.get("offset")
+    _check(isinstance(shape, list) and isinstance(strides, list) and len(shape) == len(strides)
+           and all(type(n) is int and n >= 0 for n in shape)
+           and all(type(s) is int for s in strides) and type(offset) is int, "bad tensor layout")
+    _check(node.get("dtype") == st.dtype.name, "tensor and storage dtypes differ")
+    lay = L.Layout(shape, strides, offset)
+    bounds = L.extent(lay)
+    _check(bounds is None or (bounds[0] >= 0 and bounds[1] < st.size()),
+           f"tensor layout {lay} is outside its storage of {st.size()} elements")
+    t = Tensor._make(st, lay, st.dtype)
+    if node.get("requires_grad") and st.node is None:
+        t.requires_grad_()
+    return t

@@ -1,0 +1,137 @@
+"""One MLP training step (784-1024-1024-10, batch 256, float32, SGD lr 0.01) four ways,
+in one process: arraykit eager, arraykit.jit, a hand-written jax.jit step with optax
+(JAX's default 32-bit mode, int32 labels) and PyTorch eager. Also the first call of
+each jitted step (trace + compile).
+
+    python benchmarks/bench_training.py [--repeats 7] [--steps 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import torch
+
+import arraykit as ak
+import arraykit.nn.functional as AF
+from arraykit import nn, optim
+
+SIZES = (784, 1024, 1024, 10)
+BATCH = 256
+LR = 0.01
+
+
+def _data(rng):
+    x = rng.normal(size=(BATCH, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], BATCH)
+    return x, y
+
+
+def arraykit_step(x, y, jitted):
+    model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                          nn.Linear(1024, 10))
+    opt = optim.SGD(model.parameters(), lr=LR)
+    xs, ys = ak.asarray(x), ak.asarray(y)
+
+    def step(xb, yb):
+        opt.zero_grad()
+        loss = AF.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+
+    fn = ak.jit(step) if jitted else step
+    return lambda: fn(xs, ys).untyped_storage().buffer.block_until_ready()
+
+
+def jax_step(x, y):
+    keys = jax.random.split(jax.random.key(0), 3)
+    params = [
+        (jax.random.normal(k, (i, o), jnp.float32) * (1 / np.sqrt(i)), jnp.zeros(o, jnp.float32))
+        for k, i, o in zip(keys, SIZES[:-1], SIZES[1:])
+    ]
+    tx = optax.sgd(LR)
+    state = [params, tx.init(params)]
+    xs, ys = jnp.asarray(x), jnp.asarray(y, jnp.int32)
+
+    def loss_fn(p, xb, yb):
+        h = xb
+        for k, (w, b) in enumerate(p):
+            h = h @ w + b
+            if k < len(p) - 1:
+                h = jax.nn.relu(h)
+        return optax.softmax_cross_entropy_with_integer_labels(h, yb).mean()
+
+    @jax.jit
+    def step(p, s, xb, yb):
+        loss, grads = jax.value_and_grad(loss_fn)(p, xb, yb)
+        updates, s = tx.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    def run():
+        state[0], state[1], loss = step(state[0], state[1], xs, ys)
+        loss.block_until_ready()
+
+    return run
+
+
+def torch_step(x, y):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 1024), torch.nn.ReLU(),
+                                torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    xs, ys = torch.from_numpy(x), torch.from_numpy(y)
+
+    def run():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(xs), ys)
+        loss.backward()
+        opt.step()
+
+    return run
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=10)
+    args = parser.parse_args()
+    x, y = _data(np.random.default_rng(0))
+    runs = {
+        "arraykit eager": arraykit_step(x, y, jitted=False),
+        "arraykit jit": arraykit_step(x, y, jitted=True),
+        "jax.jit + optax (32-bit)": jax_step(x, y),
+        "torch eager": torch_step(x, y),
+    }
+    first = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        run()
+        first[name] = time.perf_counter() - start
+        for _ in range(3):
+            run()
+    times = {name: [] for name in runs}
+    for _ in range(args.repeats):  # libraries take turns, so a slow spell hits all of them
+        for name, run in runs.items():
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                run()
+            times[name].append((time.perf_counter() - start) / args.steps * 1e3)
+    jax_ms = statistics.median(times["jax.jit + optax (32-bit)"])
+    torch_ms = statistics.median(times["torch eager"])
+    print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32, SGD; ms per step, "
+          f"median of {args.repeats} x {args.steps} steps")
+    print(f"{'step':28s} {'ms/step':>9s} {'vs jax.jit':>11s} {'vs torch':>9s} {'first call s':>13s}")
+    for name in runs:
+        ms = statistics.median(times[name])
+        print(f"{name:28s} {ms:9.2f} {ms / jax_ms:11.2f} {ms / torch_ms:9.2f} {first[name]:13.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""arraykit.jit: views, in-place writes, closed-over tensors and autograd inside one
+compiled program; compile counts; control-flow errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import arraykit as ak
+import arraykit.nn.functional as F
+
+
+def test_writes_through_views_of_arguments_reach_the_callers_base():
+    base = ak.arange(12.0).reshape(3, 4)
+
+    @ak.jit
+    def scale_column(col):
+        col.mul_(10.0)
+        return col.sum()
+
+    total = scale_column(base[:, 1])
+    np.testing.assert_array_equal(base.numpy()[:, 1], [10, 50, 90])
+    assert total.item() == 150.0
+    scale_column(base[:, 1])
+    np.testing.assert_array_equal(base.numpy()[:, 1], [100, 500, 900])
+    assert scale_column.compile_count == 1
+
+
+def test_two_views_of_one_storage_stay_aliases():
+    base = ak.zeros(6)
+
+    @ak.jit
+    def write_then_read(a, b):
+        a[1] = 5.0  # a = base[0:4]; b = base[1:5] sees it at b[0]
+        return b * 1.0
+
+    out = write_then_read(base[0:4], base[1:5])
+    np.testing.assert_array_equal(out.numpy(), [5, 0, 0, 0])
+    np.testing.assert_array_equal(base.numpy(), [0, 5, 0, 0, 0, 0])
+    separate = ak.zeros(6)
+    out = write_then_read(separate[0:4], ak.zeros(6)[1:5])
+    np.testing.assert_array_equal(out.numpy(), [0, 0, 0, 0])
+    assert write_then_read.compile_count == 2
+    assert "storage" in write_then_read.last_compile_reason
+
+
+def test_returned_views_alias_the_argument():
+    x = ak.arange(6.0)
+
+    @ak.jit
+    def tail(t):
+        t.add_(1.0)
+        return t[3:]
+
+    view = tail(x)
+    assert view.untyped_storage() is x.untyped_storage() and view.storage_offset() == 3
+    view[0] = -1.0
+    np.testing.assert_array_equal(x.numpy(), [1, 2, 3, -1, 5, 6])
+
+
+def test_closed_over_tensors_are_read_at_call_time_and_written_back():
+    scale = ak.asarray(2.0)
+    counter = ak.zeros(())
+
+    @ak.jit
+    def f(t):
+        counter.add_(1.0)
+        return t * scale
+
+    x = ak.ones(3)
+    np.testing.assert_array_equal(f(x).numpy(), [2, 2, 2])
+    scale.fill_(5.0)
+    np.testing.assert_array_equal(f(x).numpy(), [5, 5, 5])
+    assert counter.item() == 2.0 and f.compile_count == 1
+
+
+def _sgd_momentum_step(w, velocity, lr, x, y):
+    w.grad = None
+    loss = F.cross_entropy(F.relu(x @ w), y)
+    loss.backward()
+    with ak.no_grad():
+        velocity.mul_(0.9).add_(w.grad)
+        w.sub_(lr * velocity)
+    return loss
+
+
+def test_jitted_training_matches_eager_and_lr_changes_do_not_recompile():
+    rng = np.random.default_rng(0)
+    x = ak.asarray(rng.normal(size=(16, 5)).astype(np.float32))
+    y = ak.asarray(rng.integers(0, 4, 16))
+    init = rng.normal(size=(5, 4)).astype(np.float32)
+    runs = {}
+    for mode in ("eager", "jit"):
+        w = ak.asarray(init).requires_grad_()
+        velocity = ak.zeros((5, 4))
+        lr = ak.asarray(0.1)
+        step = _sgd_momentum_step if mode == "eager" else ak.jit(_sgd_momentum_step)
+        losses = [step(w, velocity, lr, x, y).item() for _ in range(4)]
+        lr.fill_(0.05)
+        losses += [step(w, velocity, lr, x, y).item() for _ in range(2)]
+        runs[mode] = (losses, w.numpy(), w.grad.numpy())
+        if mode == "jit":  # traced again once: the first call made w.grad
+            assert step.compile_count == 2
+    np.testing.assert_allclose(runs["jit"][0], runs["eager"][0], rtol=1e-5)
+    np.testing.assert_allclose(runs["jit"][1], runs["eager"][1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(runs["jit"][2], runs["eager"][2], rtol=1e-5, atol=1e-6)
+
+
+def test_closed_over_model_and_grads_set_inside_jit():
+    w = ak.ones((3, 2)).requires_grad_()
+
+    @ak.jit
+    def step(x):
+        w.grad = None
+        (x @ w).sum().backward()
+        with ak.no_grad():
+            w.sub_(0.5 * w.grad)
+
+    step(ak.ones((4, 3)))
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))
+    np.testing.assert_array_equal(w.numpy(), np.full((3, 2), -1.0))
+    step(ak.ones((4, 3)) * 2)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 8.0))
+    assert w.is_leaf and w.requires_grad
+
+
+def test_compile_counts_reasons_and_cap():
+    @ak.jit(max_compiles=2)
+    def double(t):
+        return t * 2
+
+    for _ in range(3):
+        double(ak.ones(3))
+    assert double.compile_count == 1 and double.last_compile_reason == "first call"
+    double(ak.ones(4))
+    assert double.compile_count == 2 and "shape (4,)" in double.last_compile_reason
+    with pytest.raises(RuntimeError, match="max_compiles=2.*shape \\(5,\\)"):
+        double(ak.ones(5))
+
+
+def test_static_arguments():
+    @ak.jit(static_argnums=1)
+    def power(t, k):
+        return t ** k
+
+    np.testing.assert_array_equal(power(ak.full((2,), 3.0), 2).numpy(), [9, 9])
+    np.testing.assert_array_equal(power(ak.full((2,), 3.0), 3).numpy(), [27, 27])
+    assert power.compile_count == 2
+
+
+@pytest.mark.parametrize("body,what", [
+    (lambda t: 1.0 if t.sum() > 0 else 0.0, "bool()"),
+    (lambda t: t.sum().item(), "item()"),
+    (lambda t: float(t[0]), "float()"),
+    (lambda t: t.tolist(), "tolist()"),
+])
+def test_python_control_flow_on_traced_values_raises(body, what):
+    x = ak.arange(3.0)
+    with pytest.raises(TypeError, match=f"{what.replace('(', '[(]').replace(')', '[)]')}.*arraykit.where"):
+        ak.jit(body)(x)
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 2])  # the storage is concrete again
+
+
+def test_data_dependent_mask_raises():
+    with pytest.raises(IndexError, match="arraykit.where"):
+        ak.jit(lambda t: t[t > 1])(ak.arange(3.0))
+
+
+def test_only_written_storages_are_written_back():
+    x, y = ak.ones(3), ak.ones(3)
+    versions = (x.untyped_storage().version, y.untyped_storage().version)
+    ptr = y.data_ptr()
+
+    @ak.jit
+    def f(a, b):
+        a.add_(b)
+        return b.sum()
+
+    f(x, y)
+    assert x.untyped_storage().version == versions[0] + 1
+    assert y.untyped_storage().version == versions[1] and y.data_ptr() == ptr
+
+
+def test_donated_arguments_are_handed_over():
+    x = ak.ones(1000)
+    y = ak.jit(lambda t: t * 2, donate_argnums=0)(x)
+    np.testing.assert_array_equal(y.numpy()[:3], [2, 2, 2])
+    assert x.untyped_storage().buffer.is_deleted()
+
+
+SHARDED_STEP = """
+import jax, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import arraykit as ak
+import arraykit.nn.functional as F
+mesh = Mesh(np.array(jax.devices()), ("data",))
+rng = np.random.default_rng(0)
+X = rng.normal(size=(64, 10)).astype(np.float32)
+Y = rng.integers(0, 3, 64)
+W0 = rng.normal(size=(10, 3)).astype(np.float32)
+
+def train(sharded):
+    place = (lambda spec: NamedSharding(mesh, spec)) if sharded else (lambda spec: None)
+    w = ak.asarray(W0, device=place(P())).requires_grad_()
+    lr = ak.asarray(0.5, device=place(P()))
+    x, y = ak.asarray(X, device=place(P("data"))), ak.asarray(Y, device=place(P("data")))
+
+    @ak.jit
+    def step(x, y):
+        w.grad = None
+        loss = F.cross_entropy(x @ w, y)
+        loss.backward()
+        with ak.no_grad():
+            w.sub_(lr * w.grad)
+        return loss
+
+    losses = [step(x, y).item() for _ in range(3)]
+    return losses, w.numpy(), x.untyped_storage().buffer.sharding
+
+single, sharded = train(False), train(True)
+pre_sharded = jax.device_put(X, NamedSharding(mesh, P("data")))
+wrapped = ak.asarray(pre_sharded)  # a sharded JAX array is wrapped as it is
+assert wrapped.untyped_storage().buffer is pre_sharded
+np.testing.assert_allclose((wrapped * 2).numpy(), X * 2)
+assert len(jax.devices()) == 8
+assert sharded[2].spec == P("data"), sharded[2]
+np.testing.assert_allclose(sharded[0], single[0], rtol=1e-6)
+np.testing.assert_allclose(sharded[1], single[1], rtol=1e-6, atol=1e-7)
+print("ok")
+"""
+
+
+def test_data_parallel_step_over_a_mesh_matches_one_device():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    done = subprocess.run([sys.executable, "-c", SHARDED_STEP], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
+
+
+def _model_and_data(seed):
+    ak.manual_seed(seed)
+    model = ak.nn.Sequential(ak.nn.Linear(6, 8), ak.nn.ReLU(), ak.nn.Linear(8, 3))
+    rng = np.random.default_rng(seed)
+    x = ak.asarray(rng.normal(size=(10, 6)).astype(np.float32))
+    y = ak.asarray(rng.integers(0, 3, 10))
+    return model, x, y
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda p: ak.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    lambda p: ak.optim.Adam(p, lr=0.01, amsgrad=True),
+    lambda p: ak.optim.AdamW(p, lr=0.01),
+], ids=["sgd", "adam", "adamw"])
+def test_eager_and_jitted_optimizer_steps_agree(make_opt):
+    results = []
+    for jitted in (False, True):
+        model, x, y = _model_and_data(3)
+        opt = make_opt(model.parameters())
+        sched = ak.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+        def step(xb, yb):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = ak.jit(step) if jitted else step
+        losses = []
+        for _ in range(5):
+            losses.append(run(x, y).item())
+            sched.step()  # changes the learning rate between calls
+        results.append((losses, [p.numpy() for p in model.parameters()]))
+        if jitted:
+            assert run.compile_count == 2  # the first call made the optimizer's state
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
+    for jitted_p, eager_p in zip(results[1][1], results[0][1]):
+        np.testing.assert_allclose(jitted_p, eager_p, rtol=1e-5, atol=1e-6)
+
+
+def test_random_draws_under_jit_advance_like_eager():
+    def noisy(t):
+        return t + ak.rand(3)
+
+    ak.manual_seed(7)
+    eager = [noisy(ak.zeros(3)).numpy() for _ in range(3)]
+    ak.manual_seed(7)
+    jitted = ak.jit(noisy)
+    got = [jitted(ak.zeros(3)).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(np.array(got), np.array(eager))
+    assert not np.array_equal(got[0], got[1]) and jitted.compile_count == 1
+
+
+def test_checkpoint_resume_continues_identically(tmp_path):
+    def train(model, opt, x, y, steps):
+        step = ak.jit(lambda xb, yb: _train_step(model, opt, xb, yb))
+        return [step(x, y).item() for _ in range(steps)]
+
+    model, x, y = _model_and_data(5)
+    opt = ak.optim.Adam(model.parameters(), lr=0.01)
+    straight = train(model, opt, x, y, 6)
+
+    model, x, y = _model_and_data(5)
+    opt = ak.optim.Adam(model.parameters(), lr=0.01)
+    first = train(model, opt, x, y, 3)
+    ak.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": 3}, tmp_path / "ckpt")
+    model2, _, _ = _model_and_data(11)
+    opt2 = ak.optim.Adam(model2.parameters(), lr=0.01)
+    state = ak.load(tmp_path / "ckpt")
+    model2.load_state_dict(state["model"])
+    opt2.load_state_dict(state["opt"])
+    assert state["step"] == 3
+    resumed = train(model2, opt2, x, y, 3)
+    np.testing.assert_allclose(first + resumed, straight, rtol=1e-6)
+
+
+def _train_step(model, opt, xb, yb):
+    opt.zero_grad()
+    loss = F.cross_entropy(model(xb), yb)
+    loss.backward()
+    opt.step()
+    return loss
