@@ -138,6 +138,25 @@ def _signature(args, static):
     return key, storages
 
 
+def _flat_signature(args):
+    """The key of positional tensor arguments only (the common case, without a pytree
+    flatten), or (None, None) when some argument is something else."""
+    storages = []
+    keys = []
+    for x in args:
+        if type(x) is not Tensor:
+            return None, None
+        st = x._storage
+        for index, seen in enumerate(storages):
+            if seen is st:
+                break
+        else:
+            index = len(storages)
+            storages.append(st)
+        keys.append((index, x._layout, x._dtype, st.device, st._buffer.shape))
+    return ("flat", tuple(keys)), storages
+
+
 def _short(leaf_key):
     if leaf_key[0] == "T":
         _, index, layout, dtype, device, _ = leaf_key
@@ -146,12 +165,21 @@ def _short(leaf_key):
     return repr(leaf_key[1:])
 
 
+def _as_full(key):
+    """A flat-tensor key in the general key's form (for describing changes)."""
+    if key[0] != "flat":
+        return key
+    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), ())
+
+
 def _describe_change(old, new):
     """Which part of the signature changed since the previous compilation."""
     if old is None:
         return "first call"
     if old == new:
         return "a storage the function closed over or kept is gone"
+    if old[0] == "flat" or new[0] == "flat":
+        old, new = _as_full(old), _as_full(new)
     if old[0] != new[0]:
         return f"the arguments' structure changed ({old[0]} -> {new[0]})"
     for i, (a, b) in enumerate(zip(old[1], new[1])):
@@ -233,12 +261,17 @@ class Jitted:
 
     @x64.scoped
     def __call__(self, *args, **kwargs):
-        static, dynamic, named = self._split(args, kwargs)
-        try:
-            hash(static)
-        except TypeError:
-            raise TypeError(f"jit: static arguments must be hashable, got {static!r}") from None
-        key, arg_storages = _signature((dynamic, named), static)
+        if self.static_argnums or self.static_argnames:
+            static, dynamic, named = self._split(args, kwargs)
+            try:
+                hash(static)
+            except TypeError:
+                raise TypeError(f"jit: static arguments must be hashable, got {static!r}") from None
+        else:
+            static, dynamic, named = (), args, kwargs
+        key, arg_storages = (None, None) if named or static else _flat_signature(dynamic)
+        if key is None:
+            key, arg_storages = _signature((dynamic, named), static)
         entry = self._entries.get(key)
         if entry is None or not entry.alive():
             entry = self._compile(key, static, dynamic, named, arg_storages)

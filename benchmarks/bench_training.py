@@ -97,6 +97,26 @@ def torch_step(x, y):
     return run
 
 
+def call_overhead(number=2000):
+    """µs per call of a cached jitted ``t + 1`` on 16 float32: arraykit.jit vs jax.jit."""
+    t = ak.ones(16)
+    j = jnp.ones(16)
+    ak_fn = ak.jit(lambda x: x + 1)
+    jax_fn = jax.jit(lambda x: x + 1)
+    results = {}
+    for name, fn, arg in (("arraykit.jit", ak_fn, t), ("jax.jit", jax_fn, j)):
+        for _ in range(20):
+            fn(arg)
+        best = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn(arg)
+            best.append((time.perf_counter() - start) / number * 1e6)
+        results[name] = statistics.median(best)
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=7)
@@ -131,6 +151,10 @@ def main():
     for name in runs:
         ms = statistics.median(times[name])
         print(f"{name:28s} {ms:9.2f} {ms / jax_ms:11.2f} {ms / torch_ms:9.2f} {first[name]:13.2f}")
+    overhead = call_overhead()
+    print("cached call of a jitted t + 1 (16 float32), us: " + ", ".join(
+        f"{k} {v:.1f}" for k, v in overhead.items())
+        + f"; ratio {overhead['arraykit.jit'] / overhead['jax.jit']:.2f}")
 
 
 if __name__ == "__main__":

@@ -362,8 +362,15 @@ def test_init_functions():
     assert nn.init.calculate_gain("leaky_relu", 0.2) == torch.nn.init.calculate_gain("leaky_relu", 0.2)
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         nn.init.kaiming_uniform_(ak.zeros(3))
-    with pytest.raises(NotImplementedError, match="arraykit.random"):
+    with pytest.raises(TypeError, match="arraykit.Generator"):
         nn.init.uniform_(w, generator=object())
+    g1, g2 = ak.Generator(), ak.Generator()
+    g1.manual_seed(4)
+    g2.manual_seed(4)
+    a, b = ak.zeros(5), ak.zeros(5)
+    nn.init.normal_(a, generator=g1)
+    nn.init.normal_(b, generator=g2)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 # ---------------------------------------------------------------------- pytrees and optax
