@@ -27,6 +27,7 @@ and the queue is folded into the counters in order, so the peak is exact.
 
 from __future__ import annotations
 
+import _thread
 import collections
 import threading
 
@@ -106,7 +107,7 @@ class Storage:
         self.dtype = dtype
         self.device = device
         self.version = 0
-        self.lock = threading.RLock()  # re-entrant: writes into NumPy memory read under it
+        self.lock = _thread.RLock()  # re-entrant: writes into NumPy memory read under it
         self.shared = shared
         self.extremes = None
         self.node = None
