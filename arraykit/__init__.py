@@ -35,17 +35,13 @@ from .searching import *  # noqa: F401,F403
 from .set_functions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .statistical import *  # noqa: F401,F403
-from .tensor import (
+from .tensor_type import (
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
 from .utility import *  # noqa: F401,F403
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
 from .autograd import functional_grad as grad
 from .jit import jit
-
-# ``arraykit.tensor`` is the creation function (PyTorch's ``torch.tensor``), not the
-# module defining ``Tensor``: rebind it after the module import above bound the name.
-from .creation import tensor  # noqa: E402,F811
 
 __array_api_version__ = api_versions.LATEST
 

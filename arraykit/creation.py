@@ -45,7 +45,7 @@ from .devices import (
 from .kernels.launch import apply, call_or_nested, compile_options
 from . import x64
 from .storage import Storage
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",

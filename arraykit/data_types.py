@@ -15,7 +15,7 @@ from . import dtypes as D
 from .devices import as_device
 from .dtypes import isdtype
 from .kernels.launch import apply
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 

@@ -29,7 +29,7 @@ from . import layout as L
 from .devices import PINNED, all_devices, as_device, pinned, put
 from .kernels.launch import apply
 from .storage import live_storages, reset_peak
-from .tensor import Tensor, _identity, require_tensor
+from .tensor_type import Tensor, _identity, require_tensor
 
 __all__ = [
     "max_memory_allocated", "memory_allocated", "memory_stats", "reset_peak_memory_stats",

@@ -22,7 +22,7 @@ from . import layout as L
 from .devices import check_same_device, put
 from .kernels import bodies as B
 from .kernels.launch import apply
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",

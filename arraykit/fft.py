@@ -20,7 +20,7 @@ from . import dtypes as D
 from . import layout as L
 from .creation import arange
 from .kernels.launch import apply
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",

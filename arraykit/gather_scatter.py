@@ -28,7 +28,7 @@ from . import layout as L
 from .devices import check_same_device
 from .indexing import _extremes
 from .kernels.launch import apply, apply_inplace
-from .tensor import Tensor, _coerce_value, is_traced, require_tensor
+from .tensor_type import Tensor, _coerce_value, is_traced, require_tensor
 
 __all__ = [
     "gather", "index_add", "index_copy", "index_select", "masked_select", "put", "scatter",

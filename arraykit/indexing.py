@@ -19,7 +19,7 @@ import numpy as np
 from . import layout as L
 from .devices import check_same_device
 from .kernels.launch import apply
-from .tensor import require_tensor
+from .tensor_type import require_tensor
 
 __all__ = ["take", "take_along_axis"]
 

@@ -26,7 +26,7 @@ def is_basic(key):
 
 def _index_like(item):
     """Objects with ``__index__`` (0-d integer tensors, NumPy ints) act as ints."""
-    from .tensor import Tensor, is_traced
+    from .tensor_type import Tensor, is_traced
 
     if isinstance(item, Tensor):
         return item.ndim == 0 and item.dtype.kind in ("int", "uint") and not is_traced(item)
@@ -58,7 +58,7 @@ class Plan:
 
 def _host(item):
     """A NumPy array for a key item that is an array-like (Tensor, list, ndarray)."""
-    from .tensor import Tensor
+    from .tensor_type import Tensor
 
     if isinstance(item, Tensor):
         return item._values()
@@ -116,7 +116,7 @@ def plan(shape, key):
 
 def traced_plan(key):
     """Plan for a key used under a JAX trace: no host checks, masks rejected."""
-    from .tensor import Tensor
+    from .tensor_type import Tensor
 
     items = key if isinstance(key, tuple) else (key,)
     structure = []

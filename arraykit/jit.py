@@ -48,7 +48,7 @@ from . import x64
 from .devices import put
 from .kernels import launch
 from .storage import Storage
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 _TRACE_LOCK = threading.Lock()
 

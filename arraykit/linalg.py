@@ -26,7 +26,7 @@ from .kernels.launch import apply
 from .linear_algebra import (
     HIGHEST, matmul, matrix_transpose, numeric_pair, tensordot, vecdot, vector_axis,
 )
-from .tensor import Tensor, require_tensor
+from .tensor_type import Tensor, require_tensor
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",

@@ -16,7 +16,7 @@ from . import dtypes as D
 from . import layout as L
 from .devices import check_same_device
 from .kernels.launch import apply
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 

@@ -20,7 +20,7 @@ from . import dtypes as D
 from . import layout as L
 from .devices import check_same_device
 from .kernels.launch import apply
-from .tensor import Tensor, require_tensor
+from .tensor_type import Tensor, require_tensor
 
 __all__ = [
     "broadcast_arrays",

@@ -34,7 +34,7 @@ from . import layout as L
 from .creation import _shape, asarray
 from .devices import as_device, check_same_device
 from .kernels.launch import apply, apply_inplace
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = [
     "Generator", "manual_seed", "rand", "randn", "randint", "randperm", "normal", "uniform",

@@ -22,7 +22,7 @@ from .devices import check_same_device
 from .elementwise import _operands
 from .kernels.launch import apply
 from .statistical import _axes, _check_nonempty, _check_ordered
-from .tensor import Tensor, is_traced, require_tensor
+from .tensor_type import Tensor, is_traced, require_tensor
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 

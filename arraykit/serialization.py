@@ -32,7 +32,7 @@ from . import dtypes as D
 from . import layout as L
 from .devices import as_device, host_to_device
 from .storage import Storage
-from .tensor import Tensor
+from .tensor_type import Tensor
 
 __all__ = ["save", "load"]
 

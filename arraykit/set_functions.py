@@ -23,7 +23,7 @@ from .devices import check_same_device
 from . import _ordering as O
 from .searching import bucket
 from .kernels.launch import apply
-from .tensor import Tensor, require_tensor
+from .tensor_type import Tensor, require_tensor
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 

@@ -17,7 +17,7 @@ import numpy as np
 from . import _ordering as O
 from . import layout as L
 from .kernels.launch import apply
-from .tensor import require_tensor
+from .tensor_type import require_tensor
 
 __all__ = ["argsort", "sort"]
 

@@ -24,7 +24,7 @@ from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
 from .kernels.launch import apply
-from .tensor import require_tensor
+from .tensor_type import require_tensor
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",

@@ -1,4 +1,4 @@
-"""PyTorch's method spellings on :class:`~arraykit.tensor.Tensor`.
+"""PyTorch's method spellings on :class:`~arraykit.tensor_type.Tensor`.
 
 The array API standard defines few methods on arrays; PyTorch users call most
 functions as methods (``x.exp()``, ``x.sum(0, keepdim=True)``, ``x.max(1)``,
@@ -52,7 +52,7 @@ from .data_types import astype
 from .devices import as_device
 from .indexing import take_along_axis
 from .kernels.launch import apply
-from .tensor import (
+from .tensor_type import (
     Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
 

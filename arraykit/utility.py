@@ -14,7 +14,7 @@ from .creation import from_numpy
 from .devices import check_same_device
 from .kernels.launch import apply
 from .manipulation import _axes, _axis
-from .tensor import Tensor, require_tensor
+from .tensor_type import Tensor, require_tensor
 
 __all__ = ["all", "any", "diff"]
 

@@ -15,7 +15,7 @@ import jax
 
 from .. import x64
 from ..devices import dense_values
-from ..tensor import Tensor, is_traced
+from ..tensor_type import Tensor, is_traced
 from . import graph as G
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tensor_grad import tensor_maker

@@ -15,7 +15,7 @@ import jax
 
 from .. import x64
 from ..devices import dense_values
-from ..tensor import Tensor
+from ..tensor_type import Tensor
 
 
 def _scalar_value(out, name):

@@ -61,7 +61,7 @@ _DYNAMIC = set()
 
 
 def register_tensor_type(cls):
-    """Tell the launcher which class is the tensor (called once by tensor.py)."""
+    """Tell the launcher which class is the tensor (called once by tensor_type.py)."""
     _TENSOR.append(cls)
 
 

@@ -19,7 +19,7 @@ from .. import layout as L
 from ..autograd.function import Function
 from ..autograd.mode import is_grad_enabled
 from ..kernels.launch import apply
-from ..tensor import channels_last, is_traced, require_tensor
+from ..tensor_type import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
 
 __all__ = [

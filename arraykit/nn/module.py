@@ -19,7 +19,7 @@ import jax
 
 from .. import dtypes as D
 from ..autograd.mode import no_grad
-from ..tensor import Tensor
+from ..tensor_type import Tensor
 from .parameter import Parameter, set_data
 
 __all__ = ["Module"]

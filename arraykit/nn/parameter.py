@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.mode import no_grad
-from ..tensor import require_tensor
+from ..tensor_type import require_tensor
 
 # id -> weak reference of every live parameter (a WeakSet would compare tensors with
 # ``==``, which is elementwise).

@@ -23,7 +23,7 @@ from .. import dtypes as D
 from .. import layout as L
 from ..autograd.mode import enable_grad, no_grad
 from ..creation import asarray, zeros
-from ..tensor import Tensor
+from ..tensor_type import Tensor
 
 __all__ = ["Optimizer"]
 
