@@ -101,7 +101,7 @@ class Storage:
         "_counted", "node", "__weakref__",
     )
 
-    def __init__(self, buffer, dtype, device, shared=False):
+    def __init__(self, buffer, dtype, device, shared=False, nbytes=None):
         self._buffer = buffer
         self._host = None
         self.dtype = dtype
@@ -116,7 +116,9 @@ class Storage:
         if isinstance(buffer, _Tracer):
             self._counted = None  # a traced value holds no memory
         else:
-            self._counted = nbytes = buffer.size * dtype.itemsize
+            if nbytes is None:  # kernels pass it: .size of a fresh output costs microseconds
+                nbytes = buffer.size * dtype.itemsize
+            self._counted = nbytes
             _EVENTS.append((device, nbytes))
             if len(_EVENTS) > _FOLD_AFTER:
                 _fold()

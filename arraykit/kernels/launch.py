@@ -106,9 +106,10 @@ class _Compiled:
     """
 
     __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards",
-                 "options")
+                 "options", "nbytes")
 
     def __init__(self):
+        self.nbytes = None
         self.kernel = None
         self.options = None
         self.forwards = {}
@@ -288,14 +289,21 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         outs = entry.call(offsets, *bufs)
     except (RuntimeError, ValueError) as error:
         outs = _call_again(entry, offsets, operands, layouts, bufs, error)
+    sizes = entry.nbytes or _output_nbytes(entry)
     if not multiple:
         dtype = entry.dtypes[0]
-        return tensor._make(Storage(outs[0], dtype, device), entry.layouts[0], dtype)
+        return tensor._make(Storage(outs[0], dtype, device, False, sizes[0]), entry.layouts[0], dtype)
     make = tensor._make
     return [
-        make(Storage(buf, dtype, device), layout, dtype)
-        for buf, layout, dtype in zip(outs, entry.layouts, entry.dtypes)
+        make(Storage(buf, dtype, device, False, size), layout, dtype)
+        for buf, layout, dtype, size in zip(outs, entry.layouts, entry.dtypes, sizes)
     ]
+
+
+def _output_nbytes(entry):
+    """Bytes of each output of ``entry`` (known once it has been traced), cached on it."""
+    entry.nbytes = tuple(lay.numel * dtype.itemsize for lay, dtype in zip(entry.layouts, entry.dtypes))
+    return entry.nbytes
 
 
 def _default_device():
