@@ -205,7 +205,6 @@ class _Entry:
 
     def __init__(self):
         self.provisional = False
-        self.n_args = 0
         self.consts = []
         self.written = []
         self.kept = []
@@ -310,7 +309,6 @@ class Jitted:
 def _trace(call, arg_storages):
     """Trace ``call`` once over the argument storages; returns its :class:`_Entry`."""
     entry = _Entry()
-    entry.n_args = len(arg_storages)
     plan = {}
 
     def traced(*bufs):
