@@ -64,12 +64,10 @@ class CustomBackward:
         self.outputs = outputs
         self.make = make
 
-    def __call__(self, cts):
-        grads = [
-            self.make(G.gather(ct, out._storage._buffer.shape, out._layout))
-            for out, ct in zip(self.outputs, cts)
-        ]
-        with no_grad():
+    def _user_grads(self, grads, mode):
+        """(input, gradient) of the differentiated inputs from the user's backward,
+        run with gradient recording set by the context manager ``mode``."""
+        with mode():
             result = self.cls.backward(self.ctx, *grads)
         result = result if isinstance(result, tuple) else (result,)
         if len(result) != len(self.inputs):
@@ -77,15 +75,20 @@ class CustomBackward:
                 f"function {self.cls.__name__}.backward returned {len(result)} gradients, "
                 f"expected {len(self.inputs)} (one per input of forward)"
             )
+        return [(x, g) for x, g in zip(self.inputs, result) if x is not None]
+
+    def __call__(self, cts):
+        grads = [
+            self.make(G.gather(ct, out._storage._buffer.shape, out._layout))
+            for out, ct in zip(self.outputs, cts)
+        ]
         in_cts = []
-        for x, g in zip(self.inputs, result):
-            if x is None:
-                continue
+        for x, g in self._user_grads(grads, no_grad):
             version = x._storage.node
             if g is None:
                 in_cts.append(jax.numpy.zeros(version.shape, version.dtype.np))
-                continue
-            in_cts.append(G.spread(dense_values(g), version.shape, version.dtype, x._layout))
+            else:
+                in_cts.append(G.spread(dense_values(g), version.shape, version.dtype, x._layout))
         return tuple(in_cts)
 
     def graph(self, cts, ops):
@@ -96,18 +99,8 @@ class CustomBackward:
             if ct is None:
                 ct = self.make(jax.numpy.zeros(out._storage._buffer.shape, out.dtype.np))
             grads.append(ops.gather(ct, out._storage._buffer.shape, out._layout))
-        with enable_grad():
-            result = self.cls.backward(self.ctx, *grads)
-        result = result if isinstance(result, tuple) else (result,)
-        if len(result) != len(self.inputs):
-            raise RuntimeError(
-                f"function {self.cls.__name__}.backward returned {len(result)} gradients, "
-                f"expected {len(self.inputs)} (one per input of forward)"
-            )
         in_cts = []
-        for x, g in zip(self.inputs, result):
-            if x is None:
-                continue
+        for x, g in self._user_grads(grads, enable_grad):
             version = x._storage.node
             if g is None:
                 in_cts.append(self.make(jax.numpy.zeros(version.shape, version.dtype.np)))

@@ -23,6 +23,16 @@ def _differentiated(x, layout):
     return layout is not None and x._storage.node is not None and not getattr(x, "_detached", False)
 
 
+def _collect(x, diff, arg, mask, parents, storages, args):
+    """Note kernel operand ``x`` (passed as ``arg``): whether it is differentiated and,
+    if it is, the version it has and its storage."""
+    mask.append(diff)
+    args.append(arg)
+    if diff:
+        parents.append(x._storage.node)
+        storages.append(x._storage)
+
+
 def _forward(entry, mask, fn):
     forward = entry.forwards.get(mask)
     if forward is None:
@@ -51,12 +61,8 @@ class Recorder:
         storages = []
         args = [offsets]
         for x, layout, buf in zip(operands, layouts, bufs):
-            diff = _differentiated(x, layout)
-            mask.append(diff)
-            args.append(buf if layout is None else x._storage)
-            if diff:
-                parents.append(x._storage.node)
-                storages.append(x._storage)
+            _collect(x, _differentiated(x, layout), buf if layout is None else x._storage,
+                     mask, parents, storages, args)
         if not parents:
             return None
         forward = _forward(entry, tuple(mask), fn)
@@ -94,12 +100,8 @@ class Recorder:
         private = (x for x, same in zip(operands, aliases) if not same)
         for x in private:
             is_tensor = isinstance(x, self.tensor)
-            args.append(x._storage if is_tensor else x)
-            diff = is_tensor and _differentiated(x, x._layout)
-            mask.append(diff)
-            if diff:
-                parents.append(x._storage.node)
-                storages.append(x._storage)
+            _collect(x, is_tensor and _differentiated(x, x._layout),
+                     x._storage if is_tensor else x, mask, parents, storages, args)
         if not parents:
             return False
         forward = _forward(entry, tuple(mask), fn)

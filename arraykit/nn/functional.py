@@ -43,32 +43,31 @@ def _reduction(reduction):
     return reduction
 
 
-class _LogSoftmax(Function):
-    @staticmethod
-    def forward(ctx, x, dim):
-        out = apply(K.log_softmax, (x,), (dim,))
+class _FromOutput(Function):
+    """A softmax-type operation whose VJP needs only its output: ``KERNELS`` are the
+    (forward, backward-from-output) kernels, both taking the class dimension."""
+
+    KERNELS = None
+
+    @classmethod
+    def forward(cls, ctx, x, dim):
+        out = apply(cls.KERNELS[0], (x,), (dim,))
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         (out,) = ctx.saved_tensors
-        return apply(K.log_softmax_backward, (out, grad), (ctx.dim,)), None
+        return apply(cls.KERNELS[1], (out, grad), (ctx.dim,)), None
 
 
-class _Softmax(Function):
-    @staticmethod
-    def forward(ctx, x, dim):
-        out = apply(K.softmax, (x,), (dim,))
-        ctx.save_for_backward(out)
-        ctx.dim = dim
-        return out
+class _LogSoftmax(_FromOutput):
+    KERNELS = (K.log_softmax, K.log_softmax_backward)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        return apply(K.softmax_backward, (out, grad), (ctx.dim,)), None
+
+class _Softmax(_FromOutput):
+    KERNELS = (K.softmax, K.softmax_backward)
 
 
 class _LogSumExp(Function):

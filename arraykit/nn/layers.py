@@ -114,20 +114,29 @@ class Conv2d(Module):
         return s
 
 
-class ReLU(Module):
-    """``max(x, 0)``."""
+class _InplaceActivation(Module):
+    """An element-wise activation ``FUNCTION(input, inplace=...)`` with PyTorch's
+    ``inplace`` option."""
+
+    FUNCTION = None
 
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input):
-        """``F.relu(input)``."""
-        return F.relu(input, inplace=self.inplace)
+        """The activation of ``input``."""
+        return type(self).FUNCTION(input, inplace=self.inplace)
 
     def extra_repr(self):
         """``inplace=True`` when set."""
         return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InplaceActivation):
+    """``max(x, 0)``."""
+
+    FUNCTION = staticmethod(F.relu)
 
 
 class GELU(Module):
@@ -146,20 +155,10 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """``x * sigmoid(x)``."""
 
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        """``F.silu(input)``."""
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        """``inplace=True`` when set."""
-        return "inplace=True" if self.inplace else ""
+    FUNCTION = staticmethod(F.silu)
 
 
 class Dropout(Module):
