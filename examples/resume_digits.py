@@ -15,22 +15,15 @@ import tempfile
 import numpy as np
 
 import arraykit as ak
-import arraykit.nn.functional as F
 from arraykit import optim
-from train_digits import load, make_model
+from train_digits import load, make_model, make_step
 
 
 def run(model, opt, data, epochs, first_epoch, batch_size):
     """Train for ``epochs`` epochs (batches drawn from a seed per epoch); returns the losses."""
     x_train, y_train = data
 
-    @ak.jit
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = ak.jit(make_step(model, opt))
 
     losses = []
     n = x_train.shape[0] - x_train.shape[0] % batch_size

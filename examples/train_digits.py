@@ -40,6 +40,19 @@ def make_model():
     )
 
 
+def make_step(model, optimizer):
+    """One training step: forward, cross-entropy, ``backward()``, ``optimizer.step()``."""
+
+    def train_step(x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return train_step
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=30)
@@ -57,13 +70,7 @@ def main():
     model = make_model().to(device)
     optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
 
-    def train_step(x, y):
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss
-
+    train_step = make_step(model, optimizer)
     step = train_step if args.eager else ak.jit(train_step)
     n = x_train.shape[0] - x_train.shape[0] % args.batch_size  # whole batches: one shape
     rng = np.random.default_rng(args.seed)
