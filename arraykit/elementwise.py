@@ -175,10 +175,14 @@ def _unary(body, x, kinds, name):
 
 
 def _binary(body, x1, x2, kinds, name):
-    a, b, dtype = _operands(x1, x2)
+    if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
+            and x1._layout.shape == x2._layout.shape):  # the common case, checked inline
+        a, b, dtype = x1, x2, _PROMOTE[x1._dtype, x2._dtype]
+    else:
+        a, b, dtype = _operands(x1, x2)
     if dtype.kind not in kinds:
         raise _category_error(name, kinds, x1, x2, promoted=dtype)
-    return apply(body, (a, b), (dtype.np,))
+    return apply(body, (a, b), (dtype,))
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -206,7 +210,7 @@ def divide(x1, x2, /):
         raise _category_error("divide", _NUMERIC, x1, x2, promoted=dtype)
     if dtype.kind in ("int", "uint"):
         dtype = D.float64
-    return apply(B.divide, (a, b), (dtype.np,))
+    return apply(B.divide, (a, b), (dtype,))
 
 
 def floor_divide(x1, x2, /):
@@ -468,7 +472,7 @@ def _compare(body, x1, x2, kinds, name):
         return _compare_out_of_range(name, x1, x2, exc)
     if dtype.kind not in kinds:
         raise _category_error(name, kinds, x1, x2, promoted=dtype)
-    return apply(body, (a, b), (dtype.np,))
+    return apply(body, (a, b), (dtype,))
 
 
 def _compare_out_of_range(name, x1, x2, exc):

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
+import re
 import threading
 import weakref
 
@@ -212,17 +214,61 @@ class _Entry:
         self.treedef = None
         self.program = None
         self.by_donation = {}
+        self.refs = []
+        self.n_written = 0
+        self.n_kept = 0
 
     def alive(self):
-        return all(ref() is not None for kind, ref in self.consts if kind == "storage") and all(
-            ref() is not None for ref in self.kept
-        )
+        for ref in self.refs:
+            if ref() is None:
+                return False
+        return True
 
-    def executable(self, donate):
+    def finish(self):
+        """Precompute what every call needs (after tracing filled the fields)."""
+        self.refs = [ref for kind, ref in self.consts if kind == "storage"] + self.kept
+        self.n_written = len(self.written)
+        self.n_kept = len(self.kept)
+
+    def executable(self, donate, bufs):
+        """The program compiled for ``bufs``, donating the inputs at positions ``donate``
+        (see :func:`_compile_program`); inside an outer JAX trace, a plain nested jit."""
+        if any(isinstance(b, jax.core.Tracer) for b in bufs):
+            return jax.jit(self.program)
         fn = self.by_donation.get(donate)
         if fn is None:
-            fn = self.by_donation[donate] = jax.jit(self.program, donate_argnums=donate)
+            fn = self.by_donation[donate] = _compile_program(self.program, donate, bufs)
         return fn
+
+
+def _compile_program(program, donate, bufs):
+    """``program`` compiled for ``bufs`` with the inputs at ``donate`` donated, except
+    those XLA would copy first.
+
+    XLA writes a donated input's new value into its buffer only when every other read
+    of the old value is ordered before the write by data dependencies; otherwise it
+    copies the old value at the start of the program (a weight read by both the forward
+    and the input-gradient matmul and updated by the optimizer: a full copy per step).
+    Not donating those inputs costs the same memory (old and new buffer coexist either
+    way) and saves the copy, so they are compiled again without donation.
+    """
+    compiled = jax.jit(program, donate_argnums=donate).lower(*bufs).compile()
+    copied = _copied_parameters(compiled.as_text()) & set(donate)
+    if not copied:
+        return compiled
+    kept = tuple(i for i in donate if i not in copied)
+    return jax.jit(program, donate_argnums=kept).lower(*bufs).compile()
+
+
+_PARAMETER = re.compile(r"^\s*(%[\w.\-]+) = .* parameter\((\d+)\)", re.M)
+_COPY = re.compile(r" copy\((%[\w.\-]+)\)")
+
+
+def _copied_parameters(hlo_text):
+    """Entry parameters that a compiled HLO module copies, by parameter number."""
+    entry = hlo_text[hlo_text.find("\nENTRY"):]
+    numbers = {name: int(number) for name, number in _PARAMETER.findall(entry)}
+    return {numbers[name] for name in _COPY.findall(entry) if name in numbers}
 
 
 class Jitted:
@@ -344,7 +390,8 @@ def _trace(call, arg_storages):
                     elif key in kept_ids:
                         spec.append(("kept", kept_ids[key], layout, dtype))
                     else:
-                        spec.append(("new", len(extra), layout, dtype, device))
+                        nbytes = math.prod(buf.shape) * dtype.itemsize
+                        spec.append(("new", len(extra), layout, dtype, device, nbytes))
                         extra.append(buf)
                 elif item[0] == "A":
                     spec.append(("array", len(extra)))
@@ -375,6 +422,7 @@ def _trace(call, arg_storages):
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
+    entry.finish()
     return entry
 
 
@@ -444,32 +492,33 @@ def _run(entry, arg_storages, donated=()):
     them are not readable afterwards unless the call wrote them.
     """
     inputs = [ref() if kind == "storage" else None for kind, ref in entry.consts]
-    inputs += list(arg_storages)
+    inputs += arg_storages
     kept = [ref() for ref in entry.kept]
     storages = [st for st in inputs if st is not None] + kept
-    with launch.Locks(storages):
-        bufs = [st._buffer if st is not None else value for st, (_, value) in zip(inputs, entry.consts)]
+    with storages[0].lock if len(storages) == 1 else launch.Locks(storages):
+        bufs = []
+        for st, (_, value) in zip(inputs, entry.consts):
+            bufs.append(value if st is None else st._buffer)
         bufs += [st._buffer for st in arg_storages]
-        # NumPy memory (arraykit.host_memory) enters as a private copy: the program may run
-        # after the call returns, while NumPy writes the memory.
-        bufs = [b.copy() if type(b) is np.ndarray else b for b in bufs]
-        offset = len(entry.consts)
-        donate = {i for i in entry.written if not inputs[i].shared}
-        donate.update(offset + k for k in donated if not arg_storages[k].shared)
-        donate = tuple(sorted(donate))
-        outs = entry.executable(donate)(*bufs)
-        n_written = len(entry.written)
+        for k, b in enumerate(bufs):
+            if type(b) is np.ndarray:
+                # NumPy memory (arraykit.host_memory) enters as a private copy: the
+                # program may run after the call returns, while NumPy writes the memory.
+                bufs[k] = b.copy()
+        outs = entry.executable(_donation(entry, inputs, arg_storages, donated), bufs)(*bufs)
+        n_written = entry.n_written
         for i, buf in zip(entry.written, outs):
             _install(inputs[i], buf)
-        for st, buf in zip(kept, outs[n_written:n_written + len(kept)]):
+        n_outs = n_written + entry.n_kept
+        for st, buf in zip(kept, outs[n_written:n_outs]):
             _install(st, buf)
-    extra = outs[n_written + len(kept):]
     results = []
     for item in entry.returned:
         kind = item[0]
         if kind == "new":
-            _, k, layout, dtype, device = item
-            results.append(Tensor._make(Storage(extra[k], dtype, device), layout, dtype))
+            _, k, layout, dtype, device, nbytes = item
+            storage = Storage(outs[n_outs + k], dtype, device, False, nbytes)
+            results.append(Tensor._make(storage, layout, dtype))
         elif kind == "input":
             _, k, layout, dtype = item
             results.append(Tensor._make(inputs[k], layout, dtype))
@@ -477,10 +526,19 @@ def _run(entry, arg_storages, donated=()):
             _, k, layout, dtype = item
             results.append(Tensor._make(kept[k], layout, dtype))
         elif kind == "array":
-            results.append(extra[item[1]])
+            results.append(outs[n_outs + item[1]])
         else:
             results.append(item[1])
     return jax.tree_util.tree_unflatten(entry.treedef, results)
+
+
+def _donation(entry, inputs, arg_storages, donated):
+    """Input positions whose buffers the call may reuse: the storages it writes and the
+    ``donate_argnums`` ones, unless an export holds their buffer (``shared``)."""
+    donate = {i for i in entry.written if not inputs[i].shared}
+    offset = len(entry.consts)
+    donate.update(offset + k for k in donated if not arg_storages[k].shared)
+    return tuple(sorted(donate))
 
 
 def _install(st, buf):

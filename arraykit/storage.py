@@ -21,46 +21,50 @@ copies of it and writes store into it with NumPy, so it is never replaced (see
 
 Every storage counts in the live-storage statistics of its device (bytes, number,
 peak since the last reset; :mod:`arraykit.device_memory` reports them): creating
-one appends an event to a queue (an atomic append, no lock), releasing it another,
-and the queue is folded into the counters in order, so the peak is exact.
+one appends an event to its device's event list (an atomic append, no lock),
+releasing it another, and the list is folded into the counters in order (with
+NumPy, a running sum), so the peak is exact.
 """
 
 from __future__ import annotations
 
 import _thread
-import collections
 import threading
 
 import jax
 import numpy as np
 
 _Tracer = jax.core.Tracer
-# (device, event) in the order storages come and go: nbytes (>= 0) for a new storage,
-# ~nbytes (< 0) for a released one.
-_EVENTS = collections.deque()
+# device -> list of events in the order its storages come and go: nbytes (>= 0) for a
+# new storage, ~nbytes (< 0) for a released one. Appends are atomic; only _fold removes.
+_EVENTS = {}
 _FOLD_AFTER = 4096
 _FOLD_LOCK = threading.Lock()
 _LIVE = {}  # device -> [bytes, count, peak bytes]
+_LOCK_MAKING = threading.Lock()
+
+
+def _event_list(device):
+    """The event list of ``device``, made on its first storage."""
+    with _FOLD_LOCK:
+        return _EVENTS.setdefault(device, [])
 
 
 def _fold():
     """Apply the queued events to the per-device counters, oldest first."""
     with _FOLD_LOCK:
-        pop = _EVENTS.popleft
-        live = _LIVE
-        while _EVENTS:
-            device, event = pop()
-            counters = live.get(device)
-            if counters is None:
-                counters = live[device] = [0, 0, 0]
-            if event >= 0:
-                counters[0] += event
-                counters[1] += 1
-                if counters[0] > counters[2]:
-                    counters[2] = counters[0]
-            else:
-                counters[0] -= ~event
-                counters[1] -= 1
+        for device, events in list(_EVENTS.items()):
+            n = len(events)
+            if not n:
+                continue
+            batch = np.array(events[:n], dtype=np.int64)
+            del events[:n]  # appends made meanwhile lie beyond n and stay queued
+            counters = _LIVE.setdefault(device, [0, 0, 0])
+            released = batch < 0
+            running = counters[0] + np.cumsum(np.where(released, batch + 1, batch))
+            counters[0] = int(running[-1])
+            counters[1] += n - 2 * int(np.count_nonzero(released))
+            counters[2] = max(counters[2], int(running.max()))
 
 
 def live_storages(device):
@@ -97,8 +101,8 @@ class Storage:
     """
 
     __slots__ = (
-        "_buffer", "_host", "device", "dtype", "version", "lock", "shared", "extremes",
-        "_counted", "node", "__weakref__",
+        "_buffer", "_host", "device", "dtype", "version", "_lock", "shared", "extremes",
+        "_counted", "_events", "node", "__weakref__",
     )
 
     def __init__(self, buffer, dtype, device, shared=False, nbytes=None):
@@ -107,7 +111,7 @@ class Storage:
         self.dtype = dtype
         self.device = device
         self.version = 0
-        self.lock = _thread.RLock()  # re-entrant: writes into NumPy memory read under it
+        self._lock = None  # made on first use (most storages are never locked)
         self.shared = shared
         self.extremes = None
         self.node = None
@@ -118,14 +122,26 @@ class Storage:
         else:
             if nbytes is None:  # kernels pass it: .size of a fresh output costs microseconds
                 nbytes = buffer.size * dtype.itemsize
+            events = self._events = _EVENTS.get(device) or _event_list(device)
+            events.append(nbytes)
             self._counted = nbytes
-            _EVENTS.append((device, nbytes))
-            if len(_EVENTS) > _FOLD_AFTER:
+            if len(events) > _FOLD_AFTER:
                 _fold()
 
-    def __del__(self, _append=_EVENTS.append):
+    def __del__(self):
         if self._counted is not None:
-            _append((self.device, ~self._counted))
+            self._events.append(~self._counted)
+
+    @property
+    def lock(self):
+        """The storage's re-entrant lock (re-entrant: writes into NumPy memory read under it)."""
+        lock = self._lock
+        if lock is None:
+            with _LOCK_MAKING:
+                lock = self._lock
+                if lock is None:
+                    lock = self._lock = _thread.RLock()
+        return lock
 
     @property
     def buffer(self):

@@ -47,7 +47,16 @@ def arraykit_step(x, y, jitted):
         return loss
 
     fn = ak.jit(step) if jitted else step
-    return lambda: fn(xs, ys).untyped_storage().buffer.block_until_ready()
+    params = list(model.parameters())
+
+    def run():
+        # Wait for the updated parameters too: eager kernels still in flight would
+        # otherwise run into the next library's timing.
+        fn(xs, ys).untyped_storage().buffer.block_until_ready()
+        for p in params:
+            p.untyped_storage().buffer.block_until_ready()
+
+    return run
 
 
 def jax_step(x, y):
@@ -139,6 +148,7 @@ def main():
     times = {name: [] for name in runs}
     for _ in range(args.repeats):  # libraries take turns, so a slow spell hits all of them
         for name, run in runs.items():
+            time.sleep(0.05)  # let the previous library's worker threads go idle
             start = time.perf_counter()
             for _ in range(args.steps):
                 run()

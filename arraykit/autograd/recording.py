@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
 
-from ..kernels.launch import call_or_nested
+from ..kernels.launch import call_or_nested, output_specs
 from ..storage import Storage
 from . import graph as G
 from .mode import is_grad_enabled
@@ -69,8 +69,9 @@ class Recorder:
         outs, vjp = call_or_nested(forward.call, forward.nested, offsets, *bufs)
         node = G.make_node(forward, outs, vjp, parents, storages, args)
         made = []
-        for buf, layout, dtype, version in zip(outs, entry.layouts, entry.dtypes, node.outputs):
-            st = Storage(buf, dtype, device)
+        specs = entry.results or output_specs(entry)
+        for buf, (layout, dtype, nbytes), version in zip(outs, specs, node.outputs):
+            st = Storage(buf, dtype, device, False, nbytes)
             if G.differentiable(dtype):
                 st.node = version
             made.append(self.tensor._make(st, layout, dtype))

@@ -52,6 +52,10 @@ _KERNELS = {}
 _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
 _TENSOR = []
+_Tensor = None  # the tensor class, once registered
+_make = None  # its trusted constructor, Tensor._make
+_x64_on = x64._swap
+_x64_restore = x64._restore
 _RECORDER = []
 DYNAMIC_AFTER = 3
 SMALL_KERNEL_ELEMENTS = 4096
@@ -62,7 +66,10 @@ _DYNAMIC = set()
 
 def register_tensor_type(cls):
     """Tell the launcher which class is the tensor (called once by tensor_type.py)."""
+    global _Tensor, _make
     _TENSOR.append(cls)
+    _Tensor = cls
+    _make = cls._make
 
 
 def register_recorder(recorder):
@@ -106,10 +113,10 @@ class _Compiled:
     """
 
     __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards",
-                 "options", "nbytes")
+                 "options", "results")
 
     def __init__(self):
-        self.nbytes = None
+        self.results = None
         self.kernel = None
         self.options = None
         self.forwards = {}
@@ -226,7 +233,6 @@ def _read_all(layouts, flags, offsets, bufs):
     return out
 
 
-@x64.scoped
 def apply(fn, operands, static=(), device=None, multiple=False):
     """Run ``fn(*dense_operands, *static)`` as one compiled kernel.
 
@@ -234,48 +240,92 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     NumPy arrays (passed as 0-d arrays). A 0-d view into a larger CPU storage
     (``x[i, j]``) is passed by value, read on the host, so a loop over elements
     compiles one kernel, not one per storage size (unless the storage carries an
-    autograd version: the read must then be differentiated). ``fn`` must be a module-level function and
-    ``static`` hashable: both are part of the cache key. ``fn`` returns one array,
-    or a tuple of arrays when ``multiple`` is true. Results are new contiguous
-    tensors on ``device`` (default: the first tensor operand's device).
+    autograd version: the read must then be differentiated). ``fn`` must be a
+    module-level function and ``static`` hashable: both are part of the cache key.
+    ``fn`` returns one array, or a tuple of arrays when ``multiple`` is true. Results
+    are new contiguous tensors on ``device`` (default: the first tensor operand's
+    device). Runs in arraykit's 64-bit scope (:mod:`arraykit.x64`).
+
+    This is every eager op's path, so the common case (operands with a shape, in JAX
+    buffers, no gradient recorded, a cached kernel with static offsets, no
+    ``arraykit.jit`` trace) is handled first with as little Python as possible;
+    anything else goes through :func:`_apply`.
     """
-    tensor = _TENSOR[0]
-    key = [fn, static, multiple]
+    token = _x64_on(True)  # x64.scoped, inlined
+    try:
+        key = (fn, static, multiple)
+        bufs = []
+        first = None
+        for x in operands:
+            if isinstance(x, _Tensor):
+                st = x._storage
+                buf = st._buffer
+                layout = x._layout
+                if st.node is not None or type(buf) is np.ndarray or not layout.shape:
+                    return _apply(fn, operands, static, device, multiple)
+                if first is None:
+                    first = st
+                key += (layout, x._dtype)
+                bufs.append(buf)
+            else:
+                key += (None, x.dtype)
+                bufs.append(x)
+        entry = _KERNELS.get(key)
+        if entry is None or entry.flags is not None or S._trace is not None or first is None:
+            return _apply(fn, operands, static, device, multiple)
+        _STATS.hits += 1
+        if device is None:
+            device = first.device
+        try:
+            outs = entry.call(None, *bufs)
+        except (RuntimeError, ValueError) as error:
+            layouts = [x._layout if isinstance(x, _Tensor) else None for x in operands]
+            outs = _call_again(entry, None, operands, layouts, bufs, error)
+        return _outputs(entry, outs, device, multiple)
+    finally:
+        _x64_restore(token)
+
+
+def _apply(fn, operands, static, device, multiple):
+    """:func:`apply` in general (called in the 64-bit scope)."""
+    key = (fn, static, multiple)
     layouts = []
     bufs = []
     first = None
     tracked = False
     for x in operands:
-        if isinstance(x, tensor):
+        if isinstance(x, _Tensor):
             st = x._storage
-            if st.node is not None:
-                tracked = True
             if first is None:
                 first = st
             layout = x._layout
-            if layout.shape or st.node is not None or not _is_cpu_view(x):
-                buf = st._buffer
-                if type(buf) is np.ndarray:  # NumPy memory
-                    if _jit_tracing():  # arraykit.jit puts a JAX stand-in in its place
-                        S._trace.read((x,))
-                        buf = st._buffer
-                    else:  # a private copy of what the read selects
-                        buf, layout = host_memory.read(st, layout)
-                geometry = layout.geometry
-                key += (geometry if geometry in _DYNAMIC else layout, x._dtype)
-                layouts.append(layout)
-                bufs.append(buf)
+            if st.node is not None:
+                tracked = True
+            elif not layout.shape and _is_cpu_view(x):
+                x = _host_scalar(x)
+                key += (None, x.dtype)
+                layouts.append(None)
+                bufs.append(x)
                 continue
-            x = _host_scalar(x)
-        key += (None, x.dtype)
-        layouts.append(None)
-        bufs.append(x)
-    key = tuple(key)
+            buf = st._buffer
+            if type(buf) is np.ndarray:  # NumPy memory
+                if _jit_tracing():  # arraykit.jit puts a JAX stand-in in its place
+                    S._trace.read((x,))
+                    buf = st._buffer
+                else:  # a private copy of what the read selects
+                    buf, layout = host_memory.read(st, layout)
+            key += (layout, x._dtype)
+            layouts.append(layout)
+            bufs.append(buf)
+        else:
+            key += (None, x.dtype)
+            layouts.append(None)
+            bufs.append(x)
     if device is None:
         device = first.device if first is not None else _default_device()
     entry = _KERNELS.get(key)
     if entry is None:
-        entry = _build_apply(key, fn, static, multiple, layouts, bufs, device.platform)
+        entry = _apply_entry(key, fn, static, multiple, layouts, bufs, device.platform)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
@@ -289,21 +339,48 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         outs = entry.call(offsets, *bufs)
     except (RuntimeError, ValueError) as error:
         outs = _call_again(entry, offsets, operands, layouts, bufs, error)
-    sizes = entry.nbytes or _output_nbytes(entry)
+    return _outputs(entry, outs, device, multiple)
+
+
+def _outputs(entry, outs, device, multiple):
+    """New tensors over the output buffers ``outs`` of ``entry``."""
+    results = entry.results or output_specs(entry)
     if not multiple:
-        dtype = entry.dtypes[0]
-        return tensor._make(Storage(outs[0], dtype, device, False, sizes[0]), entry.layouts[0], dtype)
-    make = tensor._make
+        layout, dtype, nbytes = results[0]
+        return _make(Storage(outs[0], dtype, device, False, nbytes), layout, dtype)
     return [
-        make(Storage(buf, dtype, device, False, size), layout, dtype)
-        for buf, layout, dtype, size in zip(outs, entry.layouts, entry.dtypes, sizes)
+        _make(Storage(buf, dtype, device, False, nbytes), layout, dtype)
+        for buf, (layout, dtype, nbytes) in zip(outs, results)
     ]
 
 
-def _output_nbytes(entry):
-    """Bytes of each output of ``entry`` (known once it has been traced), cached on it."""
-    entry.nbytes = tuple(lay.numel * dtype.itemsize for lay, dtype in zip(entry.layouts, entry.dtypes))
-    return entry.nbytes
+def _apply_entry(key, fn, static, multiple, layouts, bufs, platform):
+    """The kernel for a key :func:`apply` did not find: the same kernel with the
+    operands whose geometry went dynamic keyed by geometry (one kernel for every
+    offset), or a new one."""
+    dynamic_key = key[:3]
+    for k, layout in enumerate(layouts):
+        dynamic_key += (_layout_key(layout) if layout is not None else None, key[4 + 2 * k])
+    entry = _KERNELS.get(dynamic_key)
+    if entry is not None:
+        _STATS.hits += 1
+        return entry
+    return _build_apply(dynamic_key, fn, static, multiple, layouts, bufs, platform)
+
+
+def _static_values(static):
+    """The static arguments a kernel body gets: arraykit dtypes (in keys, they hash
+    by identity, faster than NumPy dtypes) as NumPy dtypes."""
+    return [v.np if type(v) is D.DType else v for v in static]
+
+
+def output_specs(entry):
+    """(layout, dtype, bytes) of each output of ``entry`` (known once it has been
+    traced), cached on it."""
+    entry.results = tuple(
+        (lay, dtype, lay.numel * dtype.itemsize) for lay, dtype in zip(entry.layouts, entry.dtypes)
+    )
+    return entry.results
 
 
 def _default_device():
@@ -355,7 +432,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
 
         def kernel(offsets, *bufs):
             _STATS.traces += 1
-            out = fn(*_read_all(layouts, flags, offsets, bufs), *static)
+            out = fn(*_read_all(layouts, flags, offsets, bufs), *_static_values(static))
             outs = out if multiple else (out,)
             entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
             entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
