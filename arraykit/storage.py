@@ -34,6 +34,8 @@ import threading
 import jax
 import numpy as np
 
+from . import buffer_pool
+
 _Tracer = jax.core.Tracer
 # device -> list of events in the order its storages come and go: nbytes (>= 0) for a
 # new storage, ~nbytes (< 0) for a released one. Appends are atomic; only _fold removes.
@@ -128,9 +130,12 @@ class Storage:
             if len(events) > _FOLD_AFTER:
                 _fold()
 
-    def __del__(self):
-        if self._counted is not None:
-            self._events.append(~self._counted)
+    def __del__(self, _recycle=buffer_pool.recycle, _min_bytes=buffer_pool.MIN_BYTES):
+        counted = self._counted
+        if counted is not None:
+            self._events.append(~counted)
+            if counted >= _min_bytes and not self.shared:
+                _recycle(self._buffer, self.device, counted)
 
     @property
     def lock(self):

@@ -30,6 +30,7 @@ import jax
 import numpy as np
 from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
 
+from .. import buffer_pool
 from .. import dtypes as D
 from .. import host_memory
 from .. import layout as L
@@ -113,10 +114,12 @@ class _Compiled:
     """
 
     __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards",
-                 "options", "results")
+                 "options", "results", "pooled", "into")
 
     def __init__(self):
         self.results = None
+        self.pooled = False  # one output, large enough for a recycled buffer (buffer_pool)
+        self.into = None
         self.kernel = None
         self.options = None
         self.forwards = {}
@@ -277,7 +280,7 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         if device is None:
             device = first.device
         try:
-            outs = entry.call(None, *bufs)
+            outs = _call_recycling(entry, None, bufs, device) if entry.pooled else entry.call(None, *bufs)
         except (RuntimeError, ValueError) as error:
             layouts = [x._layout if isinstance(x, _Tensor) else None for x in operands]
             outs = _call_again(entry, None, operands, layouts, bufs, error)
@@ -336,10 +339,26 @@ def _apply(fn, operands, static, device, multiple):
         if made is not None:
             return made
     try:
-        outs = entry.call(offsets, *bufs)
+        outs = _call_recycling(entry, offsets, bufs, device) if entry.pooled else entry.call(offsets, *bufs)
     except (RuntimeError, ValueError) as error:
         outs = _call_again(entry, offsets, operands, layouts, bufs, error)
     return _outputs(entry, outs, device, multiple)
+
+
+def _call_recycling(entry, offsets, bufs, device):
+    """Call ``entry`` (one large output) writing into a recycled buffer when the pool
+    has one of the output's shape (see :mod:`arraykit.buffer_pool`)."""
+    layout, dtype, _ = entry.results[0]
+    recycled = buffer_pool.take(layout.shape, dtype.np, device)
+    if recycled is None or any(isinstance(b, jax.core.Tracer) for b in bufs):
+        return entry.call(offsets, *bufs)
+    into = entry.into
+    if into is None:
+        kernel = entry.kernel
+        into = entry.into = jax.jit(lambda out, offsets, *bufs: kernel(offsets, *bufs),
+                                    donate_argnums=0, keep_unused=True,
+                                    compiler_options=entry.options)
+    return into(recycled, offsets, *bufs)
 
 
 def _outputs(entry, outs, device, multiple):
@@ -380,6 +399,7 @@ def output_specs(entry):
     entry.results = tuple(
         (lay, dtype, lay.numel * dtype.itemsize) for lay, dtype in zip(entry.layouts, entry.dtypes)
     )
+    entry.pooled = len(entry.results) == 1 and entry.results[0][2] >= buffer_pool.MIN_BYTES
     return entry.results
 
 
