@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -63,6 +64,51 @@ def _log_max(dtype):
 
 
 # ----------------------------------------------------------------------------- identity
+
+
+def _analytic(derivative):
+    """Give the complex branch ``f(z)`` of a holomorphic function the JVP ``f'(z) dz``,
+    with ``derivative(z, f(z))`` = ``f'(z)``.
+
+    The branches pick the standard's special values (signed zeros, infinities) with
+    ``where``; differentiated as written, a picked branch that is exact on a whole
+    line would give that branch's derivative there (``exp`` on the real axis picks
+    ``exp(a) + bj``, whose derivative in ``b`` is 1, not ``i exp(a)``).
+    """
+
+    def wrap(f):
+        analytic = jax.custom_jvp(f)
+
+        def jvp(primals, tangents):
+            (z,), (dz,) = primals, tangents
+            y = analytic(z)
+            return y, derivative(z, y) * dz
+
+        analytic.defjvp(jvp)
+        return analytic
+
+    return wrap
+
+
+def _complex_of(parts):
+    """The complex function whose (re, im) ``parts(a, b)`` computes."""
+
+    def f(z):
+        return lax.complex(*parts(*_parts(z)))
+
+    return f
+
+
+def _rotated(parts):
+    """``-i h(i z)`` for the ``h`` whose ``parts`` computes (sin from sinh, tan from
+    tanh, asin from asinh, atan from atanh)."""
+
+    def f(z):
+        a, b = _parts(z)
+        p, q = parts(-b, a)
+        return lax.complex(q, -p)
+
+    return f
 
 
 def identity(x):
@@ -284,15 +330,23 @@ def _cexp_parts(a, b):
     return re, im
 
 
+_cexp = _analytic(lambda z, y: y)(_complex_of(_cexp_parts))
+
+
 def exp(x):
     if _is_complex(x):
-        return lax.complex(*_cexp_parts(*_parts(x)))
+        return _cexp(x)
     return jnp.exp(x)
 
 
 def expm1(x):
     if not _is_complex(x):
         return jnp.expm1(x)
+    return _cexpm1(x)
+
+
+@_analytic(lambda z, y: y + 1)
+def _cexpm1(x):
     a, b = _parts(x)
     _, im = _cexp_parts(a, b)
     half_sin = jnp.sin(b / 2)
@@ -324,29 +378,49 @@ def _clog(z):
     return re, jnp.copysign(im, b)
 
 
+def _clog_base(base):
+    """``log(z) / log(base)`` (base None: the natural logarithm) with its derivative."""
+    scale = 1.0 if base is None else math.log(base)
+
+    @_analytic(lambda z, y: 1 / (z * scale))
+    def f(z):
+        re, im = _clog(z)
+        return lax.complex(re, im) if base is None else lax.complex(re / scale, im / scale)
+
+    return f
+
+
+_cln = _clog_base(None)
+_clog2 = _clog_base(2)
+_clog10 = _clog_base(10)
+
+
 def log(x):
     if _is_complex(x):
-        return lax.complex(*_clog(x))
+        return _cln(x)
     return jnp.log(x)
 
 
 def log2(x):
     if _is_complex(x):
-        re, im = _clog(x)
-        return lax.complex(re / math.log(2), im / math.log(2))
+        return _clog2(x)
     return jnp.log2(x)
 
 
 def log10(x):
     if _is_complex(x):
-        re, im = _clog(x)
-        return lax.complex(re / math.log(10), im / math.log(10))
+        return _clog10(x)
     return jnp.log10(x)
 
 
 def log1p(x):
     if not _is_complex(x):
         return jnp.log1p(x)
+    return _clog1p(x)
+
+
+@_analytic(lambda z, y: 1 / (1 + z))
+def _clog1p(x):
     a, b = _parts(x)
     y = jnp.abs(b)
     generic = jnp.log1p(lax.complex(a, y))
@@ -363,6 +437,11 @@ def log1p(x):
 def sqrt(x):
     if not _is_complex(x):
         return jnp.sqrt(x)
+    return _csqrt(x)
+
+
+@_analytic(lambda z, y: 0.5 / y)
+def _csqrt(x):
     a, b = _parts(x)
     y = jnp.abs(b)
     re, im = _parts(jnp.sqrt(lax.complex(a, y)))
@@ -450,48 +529,46 @@ def _ctanh_parts(a, b):
     return re, im
 
 
-def _hyperbolic(parts, real, x):
-    """``real(x)``, or for complex ``x`` the value whose (re, im) ``parts`` computes."""
-    if _is_complex(x):
-        return lax.complex(*parts(*_parts(x)))
-    return real(x)
+def _complex_or(complex_fn, real, x):
+    """``complex_fn(x)`` for complex ``x``, else ``real(x)``."""
+    return complex_fn(x) if _is_complex(x) else real(x)
 
 
-def _circular(parts, real, x):
-    """``real(x)``, or for complex ``x`` ``-i h(i x)`` with ``h`` given by its ``parts``
-    (sin from sinh, tan from tanh, asin from asinh, atan from atanh)."""
-    if _is_complex(x):
-        a, b = _parts(x)
-        p, q = parts(-b, a)
-        return lax.complex(q, -p)
-    return real(x)
+_csinh = _analytic(lambda z, y: jnp.cosh(z))(_complex_of(_csinh_parts))
+_ccosh = _analytic(lambda z, y: jnp.sinh(z))(_complex_of(_ccosh_parts))
+_ctanh = _analytic(lambda z, y: 1 - y * y)(_complex_of(_ctanh_parts))
+_csin = _analytic(lambda z, y: jnp.cos(z))(_rotated(_csinh_parts))
+_ctan = _analytic(lambda z, y: 1 + y * y)(_rotated(_ctanh_parts))
+
+
+@_analytic(lambda z, y: -jnp.sin(z))
+def _ccos(z):  # cos(z) = cosh(i z)
+    a, b = _parts(z)
+    return lax.complex(*_ccosh_parts(-b, a))
 
 
 def sinh(x):
-    return _hyperbolic(_csinh_parts, jnp.sinh, x)
+    return _complex_or(_csinh, jnp.sinh, x)
 
 
 def cosh(x):
-    return _hyperbolic(_ccosh_parts, jnp.cosh, x)
+    return _complex_or(_ccosh, jnp.cosh, x)
 
 
 def tanh(x):
-    return _hyperbolic(_ctanh_parts, jnp.tanh, x)
+    return _complex_or(_ctanh, jnp.tanh, x)
 
 
 def sin(x):
-    return _circular(_csinh_parts, jnp.sin, x)
+    return _complex_or(_csin, jnp.sin, x)
 
 
 def cos(x):
-    if _is_complex(x):  # cos(x) = cosh(i x)
-        a, b = _parts(x)
-        return lax.complex(*_ccosh_parts(-b, a))
-    return jnp.cos(x)
+    return _complex_or(_ccos, jnp.cos, x)
 
 
 def tan(x):
-    return _circular(_ctanh_parts, jnp.tan, x)
+    return _complex_or(_ctan, jnp.tan, x)
 
 
 # ----------------------------------------------------------------------------- inverse functions
@@ -550,25 +627,36 @@ def _catanh_parts(a, b):
     return jnp.copysign(re, a), jnp.copysign(im, b)
 
 
+_casinh = _analytic(lambda z, y: 1 / jnp.sqrt(1 + z * z))(_complex_of(_casinh_parts))
+_catanh = _analytic(lambda z, y: 1 / (1 - z * z))(_complex_of(_catanh_parts))
+_casin = _analytic(lambda z, y: 1 / jnp.sqrt(1 - z * z))(_rotated(_casinh_parts))
+_catan = _analytic(lambda z, y: 1 / (1 + z * z))(_rotated(_catanh_parts))
+
+
 def asinh(x):
-    return _hyperbolic(_casinh_parts, jnp.arcsinh, x)
+    return _complex_or(_casinh, jnp.arcsinh, x)
 
 
 def atanh(x):
-    return _hyperbolic(_catanh_parts, jnp.arctanh, x)
+    return _complex_or(_catanh, jnp.arctanh, x)
 
 
 def asin(x):
-    return _circular(_casinh_parts, jnp.arcsin, x)
+    return _complex_or(_casin, jnp.arcsin, x)
 
 
 def atan(x):
-    return _circular(_catanh_parts, jnp.arctan, x)
+    return _complex_or(_catan, jnp.arctan, x)
 
 
 def acosh(x):
     if not _is_complex(x):
         return jnp.arccosh(x)
+    return _cacosh(x)
+
+
+@_analytic(lambda z, y: 1 / (jnp.sqrt(z - 1) * jnp.sqrt(z + 1)))
+def _cacosh(x):
     a, b = _parts(x)
     y = jnp.abs(b)
     re, im = _parts(jnp.arccosh(lax.complex(a, y)))
@@ -594,6 +682,11 @@ def acosh(x):
 def acos(x):
     if not _is_complex(x):
         return jnp.arccos(x)
+    return _cacos(x)
+
+
+@_analytic(lambda z, y: -1 / jnp.sqrt(1 - z * z))
+def _cacos(x):
     a, b = _parts(x)
     y = jnp.abs(b)
     re, im = _parts(jnp.arccos(lax.complex(a, y)))
