@@ -325,3 +325,41 @@ def _train_step(model, opt, xb, yb):
     loss.backward()
     opt.step()
     return loss
+
+
+def test_copied_parameters_finds_the_copies_xla_inserts_for_donated_inputs():
+    import jax
+    import jax.numpy as jnp
+
+    from arraykit.jit import _copied_parameters
+
+    w, x = jnp.ones((64, 64)), jnp.ones((8, 64))
+    # w is donated and read by two unordered consumers: XLA copies it first
+    both = jax.jit(lambda w, x: (w * 2, x @ w), donate_argnums=0).lower(w, x).compile()
+    assert _copied_parameters(both.as_text()) == {0}
+    alone = jax.jit(lambda w, x: (w * 2,), donate_argnums=0).lower(w, x).compile()
+    assert _copied_parameters(alone.as_text()) == set()
+
+
+def test_a_jitted_step_donates_no_input_that_xla_would_copy():
+    from arraykit.jit import _copied_parameters
+
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((64, 64)).astype(np.float32)
+    xs = rng.standard_normal((8, 64)).astype(np.float32)
+
+    def step(w, x):
+        y = x @ w  # reads w, unordered with the update below
+        w.sub_(0.01 * (x.T @ x))
+        return y
+
+    w_eager, w_jit = ak.asarray(w0), ak.asarray(w0)
+    jitted = ak.jit(step)
+    for _ in range(3):
+        expected = step(w_eager, ak.asarray(xs))
+        got = jitted(w_jit, ak.asarray(xs))
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(w_jit.numpy(), w_eager.numpy(), rtol=1e-5, atol=1e-6)
+    (entry,) = jitted._entries.values()
+    for compiled in entry.by_donation.values():
+        assert _copied_parameters(compiled.as_text()) == set()
