@@ -50,8 +50,14 @@ def recycle(buffer, device, nbytes):
     """
     if sys.getrefcount(buffer) > _PRIVATE_REFS or getattr(device, "platform", None) != "cpu":
         return
-    if not isinstance(buffer, jax.Array) or buffer.is_deleted():  # NumPy memory, donated
+    if not isinstance(buffer, jax.Array) or isinstance(buffer, jax.core.Tracer):
+        return  # NumPy memory; a traced value
+    if buffer.is_deleted():  # donated
         return
+    _keep(buffer, device, nbytes)
+
+
+def _keep(buffer, device, nbytes):
     global _held
     key = (buffer.shape, buffer.dtype, device)
     with _LOCK:
@@ -71,6 +77,11 @@ def _drop_oldest():
     token, (key, _, nbytes) = _ENTRIES.popitem(last=False)
     _BY_KEY[key].remove(token)
     _held -= nbytes
+
+
+def put_back(buffer, device):
+    """Return a buffer :func:`take` handed out and that was not used."""
+    _keep(buffer, device, buffer.size * buffer.dtype.itemsize)
 
 
 def take(shape, dtype, device):

@@ -45,6 +45,7 @@ import jax
 import numpy as np
 from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
 
+from . import buffer_pool
 from . import storage as S
 from . import x64
 from .devices import put
@@ -214,6 +215,7 @@ class _Entry:
         self.treedef = None
         self.program = None
         self.by_donation = {}
+        self.large = []  # (output position, shape, dtype) of large written or kept buffers
         self.refs = []
         self.n_written = 0
         self.n_kept = 0
@@ -230,34 +232,65 @@ class _Entry:
         self.n_written = len(self.written)
         self.n_kept = len(self.kept)
 
-    def executable(self, donate, bufs):
-        """The program compiled for ``bufs``, donating the inputs at positions ``donate``
-        (see :func:`_compile_program`); inside an outer JAX trace, a plain nested jit."""
-        if any(isinstance(b, jax.core.Tracer) for b in bufs):
-            return jax.jit(self.program)
-        fn = self.by_donation.get(donate)
-        if fn is None:
-            fn = self.by_donation[donate] = _compile_program(self.program, donate, bufs)
-        return fn
+    def compiled(self, donate, bufs):
+        """The :class:`_Program` of this entry for the donated input positions ``donate``."""
+        program = self.by_donation.get(donate)
+        if program is None:
+            program = self.by_donation[donate] = _Program(self, donate, bufs)
+        return program
 
 
-def _compile_program(program, donate, bufs):
-    """``program`` compiled for ``bufs`` with the inputs at ``donate`` donated, except
-    those XLA would copy first.
+class _Program:
+    """An entry's program compiled for one set of donated inputs.
 
+    ``plain`` donates the inputs at ``donate`` except those XLA would copy first:
     XLA writes a donated input's new value into its buffer only when every other read
     of the old value is ordered before the write by data dependencies; otherwise it
-    copies the old value at the start of the program (a weight read by both the forward
-    and the input-gradient matmul and updated by the optimizer: a full copy per step).
-    Not donating those inputs costs the same memory (old and new buffer coexist either
-    way) and saves the copy, so they are compiled again without donation.
+    copies the old value at the start of the program (a weight read by both the
+    forward and the input-gradient matmul and updated by the optimizer: a full copy
+    per step). Not donating those inputs costs the same memory (old and new buffer
+    coexist either way) and saves the copy, so they are compiled again without
+    donation.
+
+    ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
+    (:mod:`arraykit.buffer_pool`) per output in ``needs`` (the large written or kept
+    outputs that no donated input aliases), runs a variant that takes them as
+    donated inputs: the program ignores their values and XLA writes those outputs
+    into memory that is already mapped instead of fresh pages. Compiled on first use.
     """
-    compiled = jax.jit(program, donate_argnums=donate).lower(*bufs).compile()
-    copied = _copied_parameters(compiled.as_text()) & set(donate)
-    if not copied:
-        return compiled
-    kept = tuple(i for i in donate if i not in copied)
-    return jax.jit(program, donate_argnums=kept).lower(*bufs).compile()
+
+    def __init__(self, entry, donate, bufs):
+        self.program = entry.program
+        plain = self._compile(donate, bufs)
+        copied = _copied_parameters(plain.as_text()) & set(donate)
+        if copied:
+            donate = tuple(i for i in donate if i not in copied)
+            plain = self._compile(donate, bufs)
+        self.plain = plain
+        self.donate = donate
+        aliased = {k for k, i in enumerate(entry.written) if i in donate}
+        self.needs = [item for item in entry.large if item[0] not in aliased]
+        self.recycling = None
+
+    def _compile(self, donate, bufs, recycled=()):
+        program = self.program
+        if recycled:
+            n = len(bufs)
+
+            def program(*args, run=self.program):
+                return run(*args[:n])
+
+        extra = tuple(range(len(bufs), len(bufs) + len(recycled)))
+        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=bool(recycled))
+        return jitted.lower(*bufs, *recycled).compile()
+
+    def run(self, bufs, recycled):
+        """Run on ``bufs``, writing the ``needs`` outputs into ``recycled`` when given."""
+        if not recycled:
+            return self.plain(*bufs)
+        if self.recycling is None:
+            self.recycling = self._compile(self.donate, bufs, recycled)
+        return self.recycling(*bufs, *recycled)
 
 
 _PARAMETER = re.compile(r"^\s*(%[\w.\-]+) = .* parameter\((\d+)\)", re.M)
@@ -379,6 +412,7 @@ def _trace(call, arg_storages):
             ]
             kept = _still_alive(trace)
             outs = [st._buffer for st in written] + [st._buffer for st in kept]
+            plan["stored"] = [(b.shape, b.dtype) for b in outs]
             kept_ids = {id(st): k for k, st in enumerate(kept)}
             extra = []
             spec = []
@@ -422,6 +456,10 @@ def _trace(call, arg_storages):
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
+    entry.large = [
+        (k, shape, dtype) for k, (shape, dtype) in enumerate(plan["stored"])
+        if math.prod(shape) * dtype.itemsize >= buffer_pool.MIN_BYTES
+    ]
     entry.finish()
     return entry
 
@@ -505,13 +543,22 @@ def _run(entry, arg_storages, donated=()):
                 # NumPy memory (arraykit.host_memory) enters as a private copy: the
                 # program may run after the call returns, while NumPy writes the memory.
                 bufs[k] = b.copy()
-        outs = entry.executable(_donation(entry, inputs, arg_storages, donated), bufs)(*bufs)
+        if any(isinstance(b, jax.core.Tracer) for b in bufs):  # inside an outer trace
+            outs = jax.jit(entry.program)(*bufs)
+        else:
+            program = entry.compiled(_donation(entry, inputs, arg_storages, donated), bufs)
+            recycled = _recycled(program, entry, inputs, kept) if program.needs and not donated else ()
+            outs = program.run(bufs, recycled)
+            del recycled
+        del bufs
         n_written = entry.n_written
+        released = []
         for i, buf in zip(entry.written, outs):
-            _install(inputs[i], buf)
+            released.append(_install(inputs[i], buf))
         n_outs = n_written + entry.n_kept
         for st, buf in zip(kept, outs[n_written:n_outs]):
-            _install(st, buf)
+            released.append(_install(st, buf))
+    _recycle_released(released)
     results = []
     for item in entry.returned:
         kind = item[0]
@@ -542,13 +589,43 @@ def _donation(entry, inputs, arg_storages, donated):
 
 
 def _install(st, buf):
-    if type(st._buffer) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place
-        st._buffer[...] = np.asarray(buf).reshape(st._buffer.shape)
-    else:
-        st._buffer = buf
-        st._host = None
-        st.shared = False
+    """Make ``buf`` the storage's buffer; returns (old buffer, device) when the old
+    buffer was private and may be recycled, else None."""
     st.version += 1
+    old = st._buffer
+    if type(old) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place
+        old[...] = np.asarray(buf).reshape(old.shape)
+        return None
+    private = not st.shared
+    st._buffer = buf
+    st._host = None
+    st.shared = False
+    return (old, st.device) if private else None
+
+
+def _recycled(program, entry, inputs, kept):
+    """Pooled buffers for every output ``program`` needs one for, or () when the pool
+    lacks one (then the program allocates them all)."""
+    taken = []
+    for k, shape, dtype in program.needs:
+        st = inputs[entry.written[k]] if k < entry.n_written else kept[k - entry.n_written]
+        buf = buffer_pool.take(shape, dtype, st.device)
+        if buf is None:
+            for back, device in taken:
+                buffer_pool.put_back(back, device)
+            return ()
+        taken.append((buf, st.device))
+    return tuple(buf for buf, _ in taken)
+
+
+def _recycle_released(released):
+    """Offer the replaced buffers to the pool (donated ones are deleted and skipped)."""
+    while released:
+        item = released.pop()
+        if item is not None:
+            buf, device = item
+            del item
+            buffer_pool.recycle(buf, device, math.prod(buf.shape) * buf.dtype.itemsize)
 
 
 def _abstract(buf):

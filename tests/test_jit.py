@@ -361,5 +361,40 @@ def test_a_jitted_step_donates_no_input_that_xla_would_copy():
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(w_jit.numpy(), w_eager.numpy(), rtol=1e-5, atol=1e-6)
     (entry,) = jitted._entries.values()
-    for compiled in entry.by_donation.values():
-        assert _copied_parameters(compiled.as_text()) == set()
+    for program in entry.by_donation.values():
+        assert _copied_parameters(program.plain.as_text()) == set()
+
+
+def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
+    from arraykit import nn, optim
+
+    rng = np.random.default_rng(3)
+    xs = ak.asarray(rng.standard_normal((16, 1024)).astype(np.float32))
+    ys = ak.asarray(rng.integers(0, 8, 16))
+
+    def make():
+        ak.manual_seed(0)
+        model = nn.Sequential(nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, 8))  # 2 MiB weight
+        return model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    def step_of(model, opt):
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    eager_model, eager_opt = make()
+    jit_model, jit_opt = make()
+    eager_step, jitted = step_of(eager_model, eager_opt), ak.jit(step_of(jit_model, jit_opt))
+    for _ in range(5):
+        np.testing.assert_allclose(jitted(xs, ys).item(), eager_step(xs, ys).item(), rtol=1e-5)
+    for p_jit, p_eager in zip(jit_model.parameters(), eager_model.parameters()):
+        np.testing.assert_allclose(p_jit.numpy(), p_eager.numpy(), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(p_jit.grad.numpy(), p_eager.grad.numpy(), rtol=1e-4, atol=1e-6)
+    entry = list(jitted._entries.values())[-1]
+    programs = list(entry.by_donation.values())
+    assert any(p.needs for p in programs)
+    assert any(p.recycling is not None for p in programs)  # the pool served later calls
