@@ -54,6 +54,7 @@ from .storage import Storage
 from .tensor_type import Tensor
 
 _TRACE_LOCK = threading.Lock()
+_ONE_LEAF = jax.tree_util.tree_structure(0)
 
 
 class _Trace:
@@ -219,6 +220,8 @@ class _Entry:
         self.refs = []
         self.n_written = 0
         self.n_kept = 0
+        self.written_sorted = ()
+        self.single = False  # the function returns one leaf
 
     def alive(self):
         for ref in self.refs:
@@ -231,6 +234,8 @@ class _Entry:
         self.refs = [ref for kind, ref in self.consts if kind == "storage"] + self.kept
         self.n_written = len(self.written)
         self.n_kept = len(self.kept)
+        self.written_sorted = tuple(sorted(set(self.written)))
+        self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
 
     def compiled(self, donate, bufs):
         """The :class:`_Program` of this entry for the donated input positions ``donate``."""
@@ -538,12 +543,15 @@ def _run(entry, arg_storages, donated=()):
         for st, (_, value) in zip(inputs, entry.consts):
             bufs.append(value if st is None else st._buffer)
         bufs += [st._buffer for st in arg_storages]
+        traced = False
         for k, b in enumerate(bufs):
             if type(b) is np.ndarray:
                 # NumPy memory (arraykit.host_memory) enters as a private copy: the
                 # program may run after the call returns, while NumPy writes the memory.
                 bufs[k] = b.copy()
-        if any(isinstance(b, jax.core.Tracer) for b in bufs):  # inside an outer trace
+            elif isinstance(b, jax.core.Tracer):
+                traced = True
+        if traced:  # called inside an outer trace
             outs = jax.jit(entry.program)(*bufs)
         else:
             program = entry.compiled(_donation(entry, inputs, arg_storages, donated), bufs)
@@ -576,12 +584,18 @@ def _run(entry, arg_storages, donated=()):
             results.append(outs[n_outs + item[1]])
         else:
             results.append(item[1])
-    return jax.tree_util.tree_unflatten(entry.treedef, results)
+    return results[0] if entry.single else jax.tree_util.tree_unflatten(entry.treedef, results)
 
 
 def _donation(entry, inputs, arg_storages, donated):
     """Input positions whose buffers the call may reuse: the storages it writes and the
     ``donate_argnums`` ones, unless an export holds their buffer (``shared``)."""
+    if not donated:
+        for i in entry.written:
+            if inputs[i].shared:
+                break
+        else:
+            return entry.written_sorted
     donate = {i for i in entry.written if not inputs[i].shared}
     offset = len(entry.consts)
     donate.update(offset + k for k in donated if not arg_storages[k].shared)
