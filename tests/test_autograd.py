@@ -593,3 +593,35 @@ def test_retain_grad_and_hooks_need_grad():
         ak.ones(3).retain_grad()
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         ak.ones(3).register_hook(lambda g: g)
+
+
+def test_recorded_kernels_keep_no_copy_of_their_arguments():
+    from arraykit.autograd.graph import Residuals
+
+    a = ak.asarray(np.ones((4, 4), np.float32), requires_grad=True)
+    b = ak.asarray(np.full((4, 4), 2.0, np.float32), requires_grad=True)
+    y = a @ b
+    residuals = y._storage.node.kernel.vjp
+    assert isinstance(residuals, Residuals)
+    assert residuals.kept == [] and None not in residuals.forwarded  # a and b are read back
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.full((4, 4), 8.0))
+    np.testing.assert_allclose(b.grad.numpy(), np.full((4, 4), 4.0))
+
+
+def test_an_operand_read_back_for_backward_and_modified_in_place_raises_as_in_torch():
+    # a @ b keeps no copy of b (see above): backward reads it back, so a write into b
+    # between forward and backward is an error, as PyTorch's saved-tensor check makes it
+    import torch
+
+    a = ak.ones((3, 3), requires_grad=True)
+    b = ak.ones((3, 3))
+    y = a @ b
+    b.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    ta, tb = torch.ones((3, 3), requires_grad=True), torch.ones((3, 3))
+    ty = ta @ tb
+    tb.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()

@@ -109,26 +109,52 @@ def differentiable(dtype):
 # ---------------------------------------------------------------------- recording
 
 
+@jax.tree_util.register_pytree_node_class
+class Residuals:
+    """What a recorded kernel keeps for its VJP: the leaves of the pytree ``jax.vjp``
+    returned (structure ``tree``) except those that are the kernel's arguments as
+    passed (``forwarded[k]``: the argument position of leaf ``k``, or None). Returning
+    an argument from the jitted forward would make XLA copy it; the node reads it
+    back from its storage at backward time instead (:func:`vjp_of`). A pytree whose
+    static part is (``tree``, ``forwarded``), so each trace returns its own."""
+
+    __slots__ = ("kept", "tree", "forwarded")
+
+    def __init__(self, kept, tree, forwarded):
+        self.kept = kept
+        self.tree = tree
+        self.forwarded = forwarded
+
+    def tree_flatten(self):
+        return self.kept, (self.tree, self.forwarded)
+
+    @classmethod
+    def tree_unflatten(cls, static, kept):
+        return cls(list(kept), *static)
+
+
 class Forward:
     """The jitted forward-with-VJP of one kernel for one choice of differentiated arguments.
 
     ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
-    ``i`` is differentiated. ``call(*args)`` returns ``(outputs, vjp)`` (the VJP is
-    a pytree of residuals); ``donating`` does the same and donates argument 0 (the
-    target buffer of an in-place kernel); ``nested`` is ``call`` without compiler
-    ``options`` (the kernel's own, see :func:`arraykit.kernels.launch.compile_options`),
-    for use inside an outer JAX trace; ``pull`` runs the VJP, compiled with the same
-    options. ``saved``: the positions, among the differentiated arguments, whose
-    values the VJP's residuals depend on.
+    ``i`` is differentiated. ``call(*args)`` returns ``(outputs, residuals)``, the
+    VJP's :class:`Residuals`. ``donating`` does the same and donates argument 0 (the target
+    buffer of an in-place kernel, ``inplace``: never forwarded, it is gone after the
+    write); ``nested`` is ``call`` without compiler ``options`` (the kernel's own, see
+    :func:`arraykit.kernels.launch.compile_options`), for use inside an outer JAX
+    trace; ``pull`` runs the VJP, compiled with the same options. ``saved``: the
+    positions, among the differentiated arguments, whose values the VJP's residuals
+    depend on.
     """
 
     __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",
-                 "needed", "avals", "__weakref__")
+                 "needed", "avals", "inplace", "__weakref__")
 
-    def __init__(self, kernel, mask, name, options):
+    def __init__(self, kernel, mask, name, options, inplace=False):
         self.saved = None
         self.needed = None
         self.avals = None
+        self.inplace = inplace
         self.name = name
         self.kernel = kernel
         self.mask = mask
@@ -136,12 +162,24 @@ class Forward:
         def forward(*args):
             if self.saved is None:
                 self._analyze(args)
-            return jax.vjp(*self.on_diff(args))
+            outs, vjp = jax.vjp(*self.on_diff(args))
+            leaves, tree = jax.tree.flatten(vjp)
+            forwarded = self._forwarded(args, leaves)
+            kept = [leaf for leaf, f in zip(leaves, forwarded) if f is None]
+            return outs, Residuals(kept, tree, forwarded)
 
         self.call = jax.jit(forward, compiler_options=options)
         self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
         self.nested = jax.jit(forward)
         self.pull = _pull if options is None else _pull_small
+
+    def _forwarded(self, args, leaves):
+        """Per residual leaf, the position of the argument it is (as passed), or None."""
+        positions = {
+            id(a): i for i, a in enumerate(args)
+            if a is not None and not (self.inplace and i == 0)
+        }
+        return tuple(positions.get(id(leaf)) for leaf in leaves)
 
     def on_diff(self, args):
         """``(fn, *diff)``: the kernel as a function of its differentiated arguments only
@@ -200,6 +238,29 @@ def _dependencies(jaxpr, in_deps):
             outs = [set().union(*ins)] * len(eqn.outvars)
         deps.update(zip(eqn.outvars, outs))
     return [of(v) for v in jaxpr.outvars]
+
+
+def vjp_of(node):
+    """The VJP of a recorded kernel node: its kept residuals, with the arguments it
+    forwarded (see :class:`Forward`) read back from their storages, which must still
+    be at the versions they had."""
+    residuals = node.vjp
+    if not isinstance(residuals, Residuals):  # a custom Function's VJP
+        return residuals
+    kept = iter(residuals.kept)
+    leaves = []
+    for f in residuals.forwarded:
+        if f is None:
+            leaves.append(next(kept))
+            continue
+        value = node.inputs[f]
+        if isinstance(value, tuple) and isinstance(value[0], Storage):
+            storage, version = value
+            if storage.version != version:
+                raise _version_error(node, storage, version)
+            value = storage._buffer
+        leaves.append(value)
+    return jax.tree.unflatten(residuals.tree, leaves)
 
 
 def make_node(forward, outs, vjp, parents, diff_storages, args):
@@ -513,10 +574,11 @@ def run_backward(roots, retain_graph, ops, wanted=None, tensor_type=None):
                 raise _version_error(node, storage, version)
         if not ops.graph:
             filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
+            vjp = vjp_of(node)
             if node.pull is _pull_small:  # options refused inside an outer trace: plain jit
-                in_cts = call_or_nested(_pull_small, _pull, node.vjp, filled)
+                in_cts = call_or_nested(_pull_small, _pull, vjp, filled)
             else:
-                in_cts = node.pull(node.vjp, filled)
+                in_cts = node.pull(vjp, filled)
         elif node.forward is None:  # a custom Function: its backward, recorded
             in_cts = node.vjp.graph(out_cts, ops)
         else:
