@@ -177,7 +177,10 @@ def _unary(body, x, kinds, name):
 def _binary(body, x1, x2, kinds, name):
     if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
             and x1._layout.shape == x2._layout.shape):  # the common case, checked inline
-        a, b, dtype = x1, x2, _PROMOTE[x1._dtype, x2._dtype]
+        dtype = x1._dtype
+        if x2._dtype is not dtype:
+            dtype = _PROMOTE[dtype, x2._dtype]
+        a, b = x1, x2
     else:
         a, b, dtype = _operands(x1, x2)
     if dtype.kind not in kinds:
