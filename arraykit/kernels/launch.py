@@ -284,7 +284,10 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         except (RuntimeError, ValueError) as error:
             layouts = [x._layout if isinstance(x, _Tensor) else None for x in operands]
             outs = _call_again(entry, None, operands, layouts, bufs, error)
-        return _outputs(entry, outs, device, multiple)
+        if multiple:
+            return _outputs(entry, outs, device, multiple)
+        layout, dtype, nbytes = (entry.results or output_specs(entry))[0]  # _outputs, inlined
+        return _make(Storage(outs[0], dtype, device, False, nbytes), layout, dtype)
     finally:
         _x64_restore(token)
 
