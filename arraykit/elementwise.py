@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import operator
 
+import jax
 import numpy as np
 
 from . import dtypes as D
@@ -86,9 +87,12 @@ def _scalar(dtype, value):
     converted = dtype.np.type(value)
     if type(value) is complex or value == 0 or value != value:
         return converted
+    cached = put(converted)
+    if isinstance(cached, jax.core.Tracer):  # made inside a trace: it must not outlive it
+        return converted
     if len(_SCALARS) >= _SCALARS_MAX:
         _SCALARS.clear()
-    cached = _SCALARS[key] = put(converted)
+    _SCALARS[key] = cached
     return cached
 
 

@@ -237,11 +237,12 @@ class _Entry:
         self.written_sorted = tuple(sorted(set(self.written)))
         self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
 
-    def compiled(self, donate, bufs):
-        """The :class:`_Program` of this entry for the donated input positions ``donate``."""
+    def compiled(self, donate, bufs, required=()):
+        """The :class:`_Program` of this entry for the donated input positions ``donate``
+        (``required``: those the caller gave up with ``donate_argnums``)."""
         program = self.by_donation.get(donate)
         if program is None:
-            program = self.by_donation[donate] = _Program(self, donate, bufs)
+            program = self.by_donation[donate] = _Program(self, donate, bufs, required)
         return program
 
 
@@ -255,7 +256,7 @@ class _Program:
     forward and the input-gradient matmul and updated by the optimizer: a full copy
     per step). Not donating those inputs costs the same memory (old and new buffer
     coexist either way) and saves the copy, so they are compiled again without
-    donation.
+    donation, except the ``required`` ones (``donate_argnums``: the caller gave them up).
 
     ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
     (:mod:`arraykit.buffer_pool`) per output in ``needs`` (the large written or kept
@@ -264,10 +265,10 @@ class _Program:
     into memory that is already mapped instead of fresh pages. Compiled on first use.
     """
 
-    def __init__(self, entry, donate, bufs):
+    def __init__(self, entry, donate, bufs, required):
         self.program = entry.program
         plain = self._compile(donate, bufs)
-        copied = _copied_parameters(plain.as_text()) & set(donate)
+        copied = _copied_parameters(plain.as_text()) & set(donate) - set(required)
         if copied:
             donate = tuple(i for i in donate if i not in copied)
             plain = self._compile(donate, bufs)
@@ -554,7 +555,9 @@ def _run(entry, arg_storages, donated=()):
         if traced:  # called inside an outer trace
             outs = jax.jit(entry.program)(*bufs)
         else:
-            program = entry.compiled(_donation(entry, inputs, arg_storages, donated), bufs)
+            offset = len(entry.consts)
+            program = entry.compiled(_donation(entry, inputs, arg_storages, donated), bufs,
+                                     tuple(offset + k for k in donated))
             recycled = _recycled(program, entry, inputs, kept) if program.needs and not donated else ()
             outs = program.run(bufs, recycled)
             del recycled

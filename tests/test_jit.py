@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -186,6 +187,20 @@ def test_only_written_storages_are_written_back():
 
 
 def test_donated_arguments_are_handed_over():
+    x = ak.ones(1000)
+    y = ak.jit(lambda t: t * 2, donate_argnums=0)(x)
+    np.testing.assert_array_equal(y.numpy()[:3], [2, 2, 2])
+    assert x.untyped_storage().buffer.is_deleted()
+
+
+def test_donated_arguments_are_handed_over_even_where_xla_copies_them():
+    # views of one geometry at several offsets make its offset a run-time argument,
+    # and XLA then copies a donated input it reads at that offset; the caller gave the
+    # buffer up, so it is donated all the same (only arraykit's own donations of
+    # written storages are dropped where XLA would copy)
+    base = ak.ones(3000)
+    for i in range(4):
+        base[i:i + 1000] * 2
     x = ak.ones(1000)
     y = ak.jit(lambda t: t * 2, donate_argnums=0)(x)
     np.testing.assert_array_equal(y.numpy()[:3], [2, 2, 2])
@@ -398,3 +413,17 @@ def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
     programs = list(entry.by_donation.values())
     assert any(p.needs for p in programs)
     assert any(p.recycling is not None for p in programs)  # the pool served later calls
+
+
+def test_python_scalars_first_used_inside_a_trace_leave_no_tracer_behind():
+    from arraykit import elementwise
+
+    elementwise._SCALARS.clear()
+    f = ak.jit(lambda t: t * 3.25)
+    np.testing.assert_array_equal(f(ak.ones(3)).numpy(), [3.25] * 3)
+    assert not any(isinstance(v, jax.core.Tracer) for v in elementwise._SCALARS.values())
+    g = ak.jit(lambda t: t * 3.25)
+    np.testing.assert_array_equal(g(ak.ones(3)).numpy(), [3.25] * 3)
+    (entry,) = g._entries.values()
+    assert not any(isinstance(v, jax.core.Tracer) for _, v in entry.consts)
+    np.testing.assert_array_equal((ak.ones(3) * 3.25).numpy(), [3.25] * 3)

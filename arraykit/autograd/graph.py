@@ -29,7 +29,7 @@ from .. import layout as L
 from .. import x64
 from ..devices import dense_values
 from ..kernels import strided
-from ..kernels.launch import FAST_COMPILE_OPTIONS, apply, call_or_nested
+from ..kernels.launch import FAST_COMPILE_OPTIONS, Locks, apply, call_or_nested
 from ..storage import Storage
 from jax.extend.core import Literal
 
@@ -261,6 +261,28 @@ def vjp_of(node):
             value = storage._buffer
         leaves.append(value)
     return jax.tree.unflatten(residuals.tree, leaves)
+
+
+def _read_back(node):
+    """The storages whose buffers :func:`vjp_of` reads for ``node``."""
+    residuals = node.vjp
+    if not isinstance(residuals, Residuals):
+        return []
+    return [
+        node.inputs[f][0] for f in residuals.forwarded
+        if f is not None and isinstance(node.inputs[f], tuple)
+    ]
+
+
+def _pull_node(node, filled):
+    """Run a recorded node's VJP on the output cotangents ``filled``. The storages it
+    reads back stay locked until the pull is dispatched, so a write on another thread
+    cannot donate a buffer between the version check and its use."""
+    with Locks(_read_back(node)):
+        vjp = vjp_of(node)
+        if node.pull is _pull_small:  # options refused inside an outer trace: plain jit
+            return call_or_nested(_pull_small, _pull, vjp, filled)
+        return node.pull(vjp, filled)
 
 
 def make_node(forward, outs, vjp, parents, diff_storages, args):
@@ -574,11 +596,7 @@ def run_backward(roots, retain_graph, ops, wanted=None, tensor_type=None):
                 raise _version_error(node, storage, version)
         if not ops.graph:
             filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
-            vjp = vjp_of(node)
-            if node.pull is _pull_small:  # options refused inside an outer trace: plain jit
-                in_cts = call_or_nested(_pull_small, _pull, vjp, filled)
-            else:
-                in_cts = node.pull(vjp, filled)
+            in_cts = _pull_node(node, filled)
         elif node.forward is None:  # a custom Function: its backward, recorded
             in_cts = node.vjp.graph(out_cts, ops)
         else:
