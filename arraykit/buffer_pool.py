@@ -11,8 +11,10 @@ a CPU device, private: never exported, and referenced by nothing but the dying
 storage) and hands one to the next kernel with an output of the same shape, dtype
 and device, which donates it: XLA writes the result into memory that is already
 mapped. A buffer is only taken out of the pool once, so nothing can read it after
-it is reused. The pool holds at most ``PER_SHAPE`` buffers per shape and
-``MAX_BYTES`` in all, dropping the oldest first, and :func:`empty` releases it.
+it is reused. The pool holds at most ``PER_SHAPE`` buffers per shape (more of one
+shape are not kept) and ``MAX_BYTES`` in all (the oldest go first), and :func:`empty`
+releases it. A kernel's first call allocates its output: the output size is known
+once it has been traced.
 Pooled buffers are not live storages, so the memory statistics do not count them
 (as PyTorch's ``memory_allocated`` does not count its allocator's cache).
 GPUs need none of this: XLA's device allocator already reuses its memory.
@@ -31,15 +33,29 @@ MIN_BYTES = 1 << 20
 MAX_BYTES = 1 << 30
 PER_SHAPE = 4
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: a collection inside a locked section may run Storage.__del__
 _ENTRIES = collections.OrderedDict()  # token -> (key, buffer, nbytes), oldest first
 _BY_KEY = {}  # (shape, dtype, device) -> tokens of its pooled buffers
 _TOKENS = itertools.count()
 _held = 0  # bytes in the pool
 
-# References to a buffer that a dying storage passes to recycle() while no one else
-# holds it: the storage's slot, recycle's argument and sys.getrefcount's argument.
-_PRIVATE_REFS = 3
+
+
+def _reference_count(buffer):
+    return sys.getrefcount(buffer)
+
+
+def _references_of_a_private_object():
+    """What :func:`_reference_count` reports for an object one caller holds: measured,
+    since what ``sys.getrefcount`` counts of its own argument differs between CPython
+    versions (3.14 borrows references to locals)."""
+    probe = object()
+    return _reference_count(probe)
+
+
+# A buffer passed to recycle() by its only holder (a dying storage's slot, a local)
+# carries one reference more than the probe: recycle's own argument.
+_PRIVATE_REFS = _references_of_a_private_object() + 1
 
 
 def recycle(buffer, device, nbytes):
@@ -48,7 +64,7 @@ def recycle(buffer, device, nbytes):
     Called by ``Storage.__del__`` for storages of at least ``MIN_BYTES`` that were
     never exported; a buffer some other object still references is left alone.
     """
-    if sys.getrefcount(buffer) > _PRIVATE_REFS or getattr(device, "platform", None) != "cpu":
+    if _reference_count(buffer) > _PRIVATE_REFS or getattr(device, "platform", None) != "cpu":
         return
     if not isinstance(buffer, jax.Array) or isinstance(buffer, jax.core.Tracer):
         return  # NumPy memory; a traced value
@@ -88,10 +104,10 @@ def take(shape, dtype, device):
     """A pooled buffer of ``shape``, ``dtype`` (NumPy) and ``device`` for a kernel to
     donate, removed from the pool; None when there is none."""
     global _held
-    tokens = _BY_KEY.get((shape, dtype, device))
-    if not tokens:
+    if not _BY_KEY.get((shape, dtype, device)):
         return None
     with _LOCK:
+        tokens = _BY_KEY.get((shape, dtype, device))
         if not tokens:
             return None
         _, buffer, nbytes = _ENTRIES.pop(tokens.pop())

@@ -287,7 +287,9 @@ class _Program:
                 return run(*args[:n])
 
         extra = tuple(range(len(bufs), len(bufs) + len(recycled)))
-        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=bool(recycled))
+        # keep_unused: the HLO's parameter numbers stay the input positions (see
+        # _copied_parameters), and recycled buffers, which the program never reads, stay
+        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
         return jitted.lower(*bufs, *recycled).compile()
 
     def run(self, bufs, recycled):
@@ -569,6 +571,8 @@ def _run(entry, arg_storages, donated=()):
         n_outs = n_written + entry.n_kept
         for st, buf in zip(kept, outs[n_written:n_outs]):
             released.append(_install(st, buf))
+        for k in donated:  # handed over: its values are gone, as if overwritten
+            arg_storages[k].version += 1
     _recycle_released(released)
     results = []
     for item in entry.returned:

@@ -427,3 +427,45 @@ def test_python_scalars_first_used_inside_a_trace_leave_no_tracer_behind():
     (entry,) = g._entries.values()
     assert not any(isinstance(v, jax.core.Tracer) for _, v in entry.consts)
     np.testing.assert_array_equal((ak.ones(3) * 3.25).numpy(), [3.25] * 3)
+
+
+def test_a_donated_argument_counts_as_overwritten_for_a_later_backward():
+    x = ak.ones((4, 4)).requires_grad_()
+    b = ak.asarray(np.arange(16.0, dtype=np.float32).reshape(4, 4))
+    y = (x * b).sum()
+    ak.jit(lambda t: t * 2, donate_argnums=0)(b)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_no_pooled_buffer_becomes_a_constant_of_a_traced_program():
+    from arraykit import buffer_pool
+
+    w = ak.ones((512, 512))  # 1 MiB
+    spare = w * 2  # compiles w * 2 eagerly; its buffer goes to the pool when dropped
+    del spare
+    assert buffer_pool.held_bytes() > 0
+    f = ak.jit(lambda x: w * 2 + x)
+    np.testing.assert_array_equal(f(ak.ones((512, 512))).numpy()[:2, :2], [[3, 3], [3, 3]])
+    (entry,) = f._entries.values()
+    baked = [value.shape for kind, value in entry.consts if kind == "value"]
+    assert (512, 512) not in baked  # only w's storage, read at call time, and scalars
+
+
+def test_an_unused_argument_does_not_shift_the_inputs_checked_for_copies():
+    from arraykit.jit import _copied_parameters
+
+    w = ak.asarray(np.eye(64, dtype=np.float32))
+    x = ak.ones((8, 64))
+
+    def step(unused, w, x):
+        y = x @ w
+        w.sub_(0.01 * (x.T @ x))
+        return y
+
+    jitted = ak.jit(step)
+    for _ in range(2):
+        jitted(ak.zeros(3), w, x)
+    (entry,) = jitted._entries.values()
+    for program in entry.by_donation.values():
+        assert _copied_parameters(program.plain.as_text()) == set()

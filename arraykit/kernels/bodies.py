@@ -68,7 +68,10 @@ def _log_max(dtype):
 
 def _analytic(derivative):
     """Give the complex branch ``f(z)`` of a holomorphic function the JVP ``f'(z) dz``,
-    with ``derivative(z, f(z))`` = ``f'(z)``.
+    with ``derivative(z, f(z))`` = ``f'(z)``. Derivatives are written with this
+    module's careful functions (``cos`` of ``asin``'s value rather than
+    ``sqrt(1 - z^2)``), so they take the same side of a branch cut as the value and
+    stay finite wherever it does.
 
     The branches pick the standard's special values (signed zeros, infinities) with
     ``where``; differentiated as written, a picked branch that is exact on a whole
@@ -534,14 +537,14 @@ def _complex_or(complex_fn, real, x):
     return complex_fn(x) if _is_complex(x) else real(x)
 
 
-_csinh = _analytic(lambda z, y: jnp.cosh(z))(_complex_of(_csinh_parts))
-_ccosh = _analytic(lambda z, y: jnp.sinh(z))(_complex_of(_ccosh_parts))
+_csinh = _analytic(lambda z, y: _ccosh(z))(_complex_of(_csinh_parts))
+_ccosh = _analytic(lambda z, y: _csinh(z))(_complex_of(_ccosh_parts))
 _ctanh = _analytic(lambda z, y: 1 - y * y)(_complex_of(_ctanh_parts))
-_csin = _analytic(lambda z, y: jnp.cos(z))(_rotated(_csinh_parts))
+_csin = _analytic(lambda z, y: _ccos(z))(_rotated(_csinh_parts))
 _ctan = _analytic(lambda z, y: 1 + y * y)(_rotated(_ctanh_parts))
 
 
-@_analytic(lambda z, y: -jnp.sin(z))
+@_analytic(lambda z, y: -_csin(z))
 def _ccos(z):  # cos(z) = cosh(i z)
     a, b = _parts(z)
     return lax.complex(*_ccosh_parts(-b, a))
@@ -627,9 +630,9 @@ def _catanh_parts(a, b):
     return jnp.copysign(re, a), jnp.copysign(im, b)
 
 
-_casinh = _analytic(lambda z, y: 1 / jnp.sqrt(1 + z * z))(_complex_of(_casinh_parts))
+_casinh = _analytic(lambda z, y: 1 / _ccosh(y))(_complex_of(_casinh_parts))
 _catanh = _analytic(lambda z, y: 1 / (1 - z * z))(_complex_of(_catanh_parts))
-_casin = _analytic(lambda z, y: 1 / jnp.sqrt(1 - z * z))(_rotated(_casinh_parts))
+_casin = _analytic(lambda z, y: 1 / _ccos(y))(_rotated(_casinh_parts))
 _catan = _analytic(lambda z, y: 1 / (1 + z * z))(_rotated(_catanh_parts))
 
 
@@ -655,7 +658,7 @@ def acosh(x):
     return _cacosh(x)
 
 
-@_analytic(lambda z, y: 1 / (jnp.sqrt(z - 1) * jnp.sqrt(z + 1)))
+@_analytic(lambda z, y: 1 / _csinh(y))
 def _cacosh(x):
     a, b = _parts(x)
     y = jnp.abs(b)
@@ -685,7 +688,7 @@ def acos(x):
     return _cacos(x)
 
 
-@_analytic(lambda z, y: -1 / jnp.sqrt(1 - z * z))
+@_analytic(lambda z, y: -1 / _csin(y))
 def _cacos(x):
     a, b = _parts(x)
     y = jnp.abs(b)

@@ -351,9 +351,11 @@ def _apply(fn, operands, static, device, multiple):
 def _call_recycling(entry, offsets, bufs, device):
     """Call ``entry`` (one large output) writing into a recycled buffer when the pool
     has one of the output's shape (see :mod:`arraykit.buffer_pool`)."""
+    if S._trace is not None or not trace_state_clean():
+        return entry.call(offsets, *bufs)  # a pooled buffer would become a constant
     layout, dtype, _ = entry.results[0]
     recycled = buffer_pool.take(layout.shape, dtype.np, device)
-    if recycled is None or any(isinstance(b, jax.core.Tracer) for b in bufs):
+    if recycled is None:
         return entry.call(offsets, *bufs)
     into = entry.into
     if into is None:
