@@ -126,8 +126,12 @@ def _leaf_key(leaf, index_of):
     return ("O", id(leaf))
 
 
+def _is_array(leaf):
+    return isinstance(leaf, (jax.Array, np.ndarray))
+
+
 def _signature(args, static):
-    """(key, argument storages in first-seen order)."""
+    """(key, argument storages in first-seen order, array leaves in order)."""
     leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=lambda x: isinstance(x, Tensor))
     storages = []
     positions = {}
@@ -139,7 +143,17 @@ def _signature(args, static):
         return positions[id(st)]
 
     key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static)
-    return key, storages
+    return key, storages, [leaf for leaf in leaves if _is_array(leaf)]
+
+
+def _with_arrays(args, arrays):
+    """``args`` with its JAX and NumPy array leaves replaced by ``arrays``, in order."""
+    if not arrays:
+        return args
+    leaves, treedef = jax.tree_util.tree_flatten(args, is_leaf=lambda x: isinstance(x, Tensor))
+    given = iter(arrays)
+    return jax.tree_util.tree_unflatten(
+        treedef, [next(given) if _is_array(leaf) else leaf for leaf in leaves])
 
 
 def _flat_signature(args):
@@ -356,15 +370,16 @@ class Jitted:
         else:
             static, dynamic, named = (), args, kwargs
         key, arg_storages = (None, None) if named or static else _flat_signature(dynamic)
+        arrays = ()
         if key is None:
-            key, arg_storages = _signature((dynamic, named), static)
+            key, arg_storages, arrays = _signature((dynamic, named), static)
         entry = self._entries.get(key)
         if entry is None or not entry.alive():
-            entry = self._compile(key, static, dynamic, named, arg_storages)
+            entry = self._compile(key, static, dynamic, named, arg_storages, arrays)
             entry.provisional = bool(entry.kept)
         elif entry.provisional:
-            entry = self._compile(key, static, dynamic, named, arg_storages, _WARM_UP)
-        return _run(entry, arg_storages, self._donated(args, arg_storages))
+            entry = self._compile(key, static, dynamic, named, arg_storages, arrays, _WARM_UP)
+        return _run(entry, arg_storages, self._donated(args, arg_storages), arrays)
 
     def _donated(self, args, arg_storages):
         """Storages of the ``donate_argnums`` arguments: their buffers go to the call."""
@@ -376,7 +391,7 @@ class Jitted:
             ids.update(id(x._storage) for x in leaves if isinstance(x, Tensor))
         return tuple(k for k, st in enumerate(arg_storages) if id(st) in ids)
 
-    def _compile(self, key, static, dynamic, named, arg_storages, reason=None):
+    def _compile(self, key, static, dynamic, named, arg_storages, arrays, reason=None):
         reason = reason or _describe_change(self._last_key, key)
         if self.max_compiles is not None and self.compile_count >= self.max_compiles:
             name = getattr(self.fn, "__name__", repr(self.fn))
@@ -384,8 +399,12 @@ class Jitted:
                 f"jit({name}) would compile a {self.compile_count + 1}th time, above "
                 f"max_compiles={self.max_compiles}: {reason}"
             )
+        def call(*traced_arrays):
+            args, kwargs = _with_arrays((dynamic, named), traced_arrays)
+            return self._call_fn(static, args, kwargs)
+
         with _TRACE_LOCK:
-            entry = _trace(lambda: self._call_fn(static, dynamic, named), arg_storages)
+            entry = _trace(call, arg_storages, arrays)
         self.compile_count += 1
         self.last_compile_reason = reason
         self._last_key = key
@@ -393,10 +412,12 @@ class Jitted:
         return entry
 
 
-def _trace(call, arg_storages):
-    """Trace ``call`` once over the argument storages; returns its :class:`_Entry`."""
+def _trace(call, arg_storages, arrays=()):
+    """Trace ``call(*arrays)`` once over the argument storages and array arguments (the
+    program's inputs after the storages' buffers); returns its :class:`_Entry`."""
     entry = _Entry()
     plan = {}
+    n_storages = len(arg_storages)
 
     def traced(*bufs):
         trace = _Trace()
@@ -407,7 +428,7 @@ def _trace(call, arg_storages):
                 trace.save(st)
                 st._buffer = entered[id(st)] = buf
                 st._host = None
-            result = call()
+            result = call(*bufs[n_storages:])
             leaves, tree = jax.tree_util.tree_flatten(result, is_leaf=lambda x: isinstance(x, Tensor))
             del result
             returned = [_describe_returned(x) for x in leaves]
@@ -447,7 +468,8 @@ def _trace(call, arg_storages):
             _forget_graphs(trace)
             trace.restore()
 
-    traced_call = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages])
+    traced_call = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages],
+                                        *map(_abstract, arrays))
     closed = traced_call.jaxpr
     # Constants reach the jaxpr two ways: as constvars (closed.consts) and, in JAX's
     # newer scheme, hoisted to leading inputs (traced_call._consts).
@@ -530,7 +552,7 @@ def _place(item, entry, arg_storages):
     return ("input", _position(st, entry, arg_storages), layout, dtype)
 
 
-def _run(entry, arg_storages, donated=()):
+def _run(entry, arg_storages, donated=(), arrays=()):
     """Call the compiled program on the current buffers and write its results back.
 
     ``donated`` are positions among the argument storages whose buffers the
@@ -546,6 +568,7 @@ def _run(entry, arg_storages, donated=()):
         for st, (_, value) in zip(inputs, entry.consts):
             bufs.append(value if st is None else st._buffer)
         bufs += [st._buffer for st in arg_storages]
+        bufs += arrays
         traced = False
         for k, b in enumerate(bufs):
             if type(b) is np.ndarray:

@@ -170,8 +170,9 @@ def test_arange_floats(start, stop, step, dtype):
     out = ak.arange(start, stop, step, **kw)
     assert out.shape == expected.shape and out.dtype.np == expected.dtype
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=1e-5)
-    if expected.size >= 2:
-        np.testing.assert_array_equal(out.numpy()[:2], expected[:2])
+    if expected.size >= 2:  # exact, but XLA:CPU flushes values subnormal in the dtype
+        first = np.where(np.abs(expected[:2]) < np.finfo(expected.dtype).tiny, 0, expected[:2])
+        np.testing.assert_array_equal(out.numpy()[:2], first)
 
 
 def test_arange_cases():

@@ -469,3 +469,17 @@ def test_an_unused_argument_does_not_shift_the_inputs_checked_for_copies():
     (entry,) = jitted._entries.values()
     for program in entry.by_donation.values():
         assert _copied_parameters(program.plain.as_text()) == set()
+
+
+def test_jax_and_numpy_array_arguments_are_inputs_read_at_each_call():
+    import jax.numpy as jnp
+
+    f = ak.jit(lambda t, a, n: t * 2 + ak.asarray(a) + ak.asarray(n))
+    t = ak.ones(3)
+    out = f(t, jnp.ones(3, jnp.float32), np.full(3, 10.0, np.float32))
+    np.testing.assert_array_equal(out.numpy(), [13, 13, 13])
+    out = f(t, jnp.arange(3, dtype=jnp.float32), np.zeros(3, np.float32))
+    np.testing.assert_array_equal(out.numpy(), [2, 3, 4])
+    assert f.compile_count == 1
+    f(t, jnp.ones(4, jnp.float32)[:3], np.zeros(3, np.float32))
+    assert f.compile_count == 1
