@@ -13,6 +13,9 @@ function with the buffers of every storage it touches swapped for JAX tracers:
 * storages created during the trace that are still reachable afterwards (the
   ``.grad`` tensors ``backward()`` makes, new optimizer state): outputs.
 
+JAX and NumPy arrays among the arguments are inputs too (read at each call, as
+``jax.jit`` reads them).
+
 Every storage the call writes, or creates and keeps, gets its new buffer after
 the call (the old one donated unless an export holds it), so parameters updated
 in place cost no copy. Tensors returned that alias a written or kept storage are
