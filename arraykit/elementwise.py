@@ -178,36 +178,40 @@ def _unary(body, x, kinds, name):
     return apply(body, (x,))
 
 
-def _binary(body, x1, x2, kinds, name):
-    if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
-            and x1._layout.shape == x2._layout.shape):  # the common case, checked inline
-        dtype = x1._dtype
-        if x2._dtype is not dtype:
-            dtype = _PROMOTE[dtype, x2._dtype]
-        a, b = x1, x2
-    else:
-        a, b, dtype = _operands(x1, x2)
-    if dtype.kind not in kinds:
-        raise _category_error(name, kinds, x1, x2, promoted=dtype)
-    return apply(body, (a, b), (dtype,))
+def _binary(body, kinds, name, doc):
+    """The array API function ``name(x1, x2, /)`` documented by ``doc``: ``body`` on
+    the promoted operands, whose dtype must be one of ``kinds``. Every binary op runs
+    this, so the common case (two tensors of one shape on one device) is checked
+    inline, in the function itself."""
+
+    def binary(x1, x2, /):
+        if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
+                and x1._layout.shape == x2._layout.shape):
+            dtype = x1._dtype
+            if x2._dtype is not dtype:
+                dtype = _PROMOTE[dtype, x2._dtype]
+            a, b = x1, x2
+        else:
+            a, b, dtype = _operands(x1, x2)
+        if dtype.kind not in kinds:
+            raise _category_error(name, kinds, x1, x2, promoted=dtype)
+        return apply(body, (a, b), (dtype,))
+
+    binary.__name__ = binary.__qualname__ = name
+    binary.__doc__ = doc
+    return binary
 
 
 # ----------------------------------------------------------------------------- arithmetic
 
 
-def add(x1, x2, /):
-    """Element-wise sum ``x1 + x2``."""
-    return _binary(B.add, x1, x2, _NUMERIC, "add")
+add = _binary(B.add, _NUMERIC, "add", """Element-wise sum ``x1 + x2``.""")
 
 
-def subtract(x1, x2, /):
-    """Element-wise difference ``x1 - x2``."""
-    return _binary(B.subtract, x1, x2, _NUMERIC, "subtract")
+subtract = _binary(B.subtract, _NUMERIC, "subtract", """Element-wise difference ``x1 - x2``.""")
 
 
-def multiply(x1, x2, /):
-    """Element-wise product ``x1 * x2``."""
-    return _binary(B.multiply, x1, x2, _NUMERIC, "multiply")
+multiply = _binary(B.multiply, _NUMERIC, "multiply", """Element-wise product ``x1 * x2``.""")
 
 
 def divide(x1, x2, /):
@@ -220,54 +224,34 @@ def divide(x1, x2, /):
     return apply(B.divide, (a, b), (dtype,))
 
 
-def floor_divide(x1, x2, /):
-    """Element-wise ``floor(x1 / x2)``; integer division by zero gives 0 (NumPy)."""
-    return _binary(B.floor_divide, x1, x2, _REAL, "floor_divide")
+floor_divide = _binary(B.floor_divide, _REAL, "floor_divide", """Element-wise ``floor(x1 / x2)``; integer division by zero gives 0 (NumPy).""")
 
 
-def remainder(x1, x2, /):
-    """Element-wise remainder with the sign of ``x2`` (Python's ``%``); ``x % 0`` is 0 for integers."""
-    return _binary(B.remainder, x1, x2, _REAL, "remainder")
+remainder = _binary(B.remainder, _REAL, "remainder", """Element-wise remainder with the sign of ``x2`` (Python's ``%``); ``x % 0`` is 0 for integers.""")
 
 
-def pow(x1, x2, /):  # noqa: A001 (the array API name)
-    """Element-wise ``x1 ** x2``; an integer raised to a negative integer truncates toward 0."""
-    return _binary(B.pow, x1, x2, _NUMERIC, "pow")
+pow = _binary(B.pow, _NUMERIC, "pow", """Element-wise ``x1 ** x2``; an integer raised to a negative integer truncates toward 0.""")  # noqa: A001
 
 
-def maximum(x1, x2, /):
-    """Element-wise maximum (NaN if either element is NaN)."""
-    return _binary(B.maximum, x1, x2, _REAL, "maximum")
+maximum = _binary(B.maximum, _REAL, "maximum", """Element-wise maximum (NaN if either element is NaN).""")
 
 
-def minimum(x1, x2, /):
-    """Element-wise minimum (NaN if either element is NaN)."""
-    return _binary(B.minimum, x1, x2, _REAL, "minimum")
+minimum = _binary(B.minimum, _REAL, "minimum", """Element-wise minimum (NaN if either element is NaN).""")
 
 
-def atan2(x1, x2, /):
-    """Element-wise angle of the point ``(x2, x1)`` in radians, in ``[-pi, pi]``."""
-    return _binary(B.atan2, x1, x2, _REAL_FLOATING, "atan2")
+atan2 = _binary(B.atan2, _REAL_FLOATING, "atan2", """Element-wise angle of the point ``(x2, x1)`` in radians, in ``[-pi, pi]``.""")
 
 
-def copysign(x1, x2, /):
-    """Element-wise magnitude of ``x1`` with the sign bit of ``x2``."""
-    return _binary(B.copysign, x1, x2, _REAL_FLOATING, "copysign")
+copysign = _binary(B.copysign, _REAL_FLOATING, "copysign", """Element-wise magnitude of ``x1`` with the sign bit of ``x2``.""")
 
 
-def hypot(x1, x2, /):
-    """Element-wise ``sqrt(x1**2 + x2**2)`` without undue overflow or underflow."""
-    return _binary(B.hypot, x1, x2, _REAL_FLOATING, "hypot")
+hypot = _binary(B.hypot, _REAL_FLOATING, "hypot", """Element-wise ``sqrt(x1**2 + x2**2)`` without undue overflow or underflow.""")
 
 
-def logaddexp(x1, x2, /):
-    """Element-wise ``log(exp(x1) + exp(x2))``, computed stably."""
-    return _binary(B.logaddexp, x1, x2, _REAL_FLOATING, "logaddexp")
+logaddexp = _binary(B.logaddexp, _REAL_FLOATING, "logaddexp", """Element-wise ``log(exp(x1) + exp(x2))``, computed stably.""")
 
 
-def nextafter(x1, x2, /):
-    """Element-wise next representable value after ``x1`` toward ``x2``."""
-    return _binary(B.nextafter, x1, x2, _REAL_FLOATING, "nextafter")
+nextafter = _binary(B.nextafter, _REAL_FLOATING, "nextafter", """Element-wise next representable value after ``x1`` toward ``x2``.""")
 
 
 def negative(x, /):
@@ -530,19 +514,13 @@ def greater_equal(x1, x2, /):
 # ----------------------------------------------------------------------------- logical / bitwise
 
 
-def logical_and(x1, x2, /):
-    """Element-wise logical AND (non-boolean inputs: nonzero is true)."""
-    return _binary(B.logical_and, x1, x2, _ANY, "logical_and")
+logical_and = _binary(B.logical_and, _ANY, "logical_and", """Element-wise logical AND (non-boolean inputs: nonzero is true).""")
 
 
-def logical_or(x1, x2, /):
-    """Element-wise logical OR (non-boolean inputs: nonzero is true)."""
-    return _binary(B.logical_or, x1, x2, _ANY, "logical_or")
+logical_or = _binary(B.logical_or, _ANY, "logical_or", """Element-wise logical OR (non-boolean inputs: nonzero is true).""")
 
 
-def logical_xor(x1, x2, /):
-    """Element-wise logical XOR (non-boolean inputs: nonzero is true)."""
-    return _binary(B.logical_xor, x1, x2, _ANY, "logical_xor")
+logical_xor = _binary(B.logical_xor, _ANY, "logical_xor", """Element-wise logical XOR (non-boolean inputs: nonzero is true).""")
 
 
 def logical_not(x, /):
@@ -550,19 +528,13 @@ def logical_not(x, /):
     return _unary(B.logical_not, x, _ANY, "logical_not")
 
 
-def bitwise_and(x1, x2, /):
-    """Element-wise bitwise AND of integer or boolean tensors."""
-    return _binary(B.bitwise_and, x1, x2, _INTEGER_OR_BOOL, "bitwise_and")
+bitwise_and = _binary(B.bitwise_and, _INTEGER_OR_BOOL, "bitwise_and", """Element-wise bitwise AND of integer or boolean tensors.""")
 
 
-def bitwise_or(x1, x2, /):
-    """Element-wise bitwise OR of integer or boolean tensors."""
-    return _binary(B.bitwise_or, x1, x2, _INTEGER_OR_BOOL, "bitwise_or")
+bitwise_or = _binary(B.bitwise_or, _INTEGER_OR_BOOL, "bitwise_or", """Element-wise bitwise OR of integer or boolean tensors.""")
 
 
-def bitwise_xor(x1, x2, /):
-    """Element-wise bitwise XOR of integer or boolean tensors."""
-    return _binary(B.bitwise_xor, x1, x2, _INTEGER_OR_BOOL, "bitwise_xor")
+bitwise_xor = _binary(B.bitwise_xor, _INTEGER_OR_BOOL, "bitwise_xor", """Element-wise bitwise XOR of integer or boolean tensors.""")
 
 
 def bitwise_invert(x, /):
@@ -570,14 +542,10 @@ def bitwise_invert(x, /):
     return _unary(B.bitwise_invert, x, _INTEGER_OR_BOOL, "bitwise_invert")
 
 
-def bitwise_left_shift(x1, x2, /):
-    """Element-wise ``x1 << x2``; shifts past the bit width (or negative) give 0 (NumPy)."""
-    return _binary(B.bitwise_left_shift, x1, x2, _INTEGER, "bitwise_left_shift")
+bitwise_left_shift = _binary(B.bitwise_left_shift, _INTEGER, "bitwise_left_shift", """Element-wise ``x1 << x2``; shifts past the bit width (or negative) give 0 (NumPy).""")
 
 
-def bitwise_right_shift(x1, x2, /):
-    """Element-wise arithmetic ``x1 >> x2``; shifts past the bit width give 0 or -1 (NumPy)."""
-    return _binary(B.bitwise_right_shift, x1, x2, _INTEGER, "bitwise_right_shift")
+bitwise_right_shift = _binary(B.bitwise_right_shift, _INTEGER, "bitwise_right_shift", """Element-wise arithmetic ``x1 >> x2``; shifts past the bit width give 0 or -1 (NumPy).""")
 
 
 # ----------------------------------------------------------------------------- clip
