@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from . import creation as C
+from .autograd.mode import is_grad_enabled
 from . import device_memory
 from . import dtypes as D
 from . import elementwise as E
@@ -272,14 +273,20 @@ def _clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
 
 
 def _inplace_twin(name):
-    """``x.name_(...)``: ``x.name(...)`` written back into ``x`` (unless Tensor has it)."""
+    """``x.name_(...)``: ``x.name(...)`` written back into ``x`` (unless Tensor has it).
+
+    When autograd records ``x``, the value is computed from a copy of ``x`` (PyTorch
+    keeps the original self the same way): the write makes a new version of ``x``'s
+    storage, and the computation's saved input must not be that storage.
+    """
     inplace = name + "_"
     if inplace in vars(Tensor):
         return
     compute = getattr(Tensor, name)
 
     def method(self, *args, **kwargs):
-        return self._write(compute(self, *args, **kwargs))
+        source = self.clone() if self._storage.node is not None and is_grad_enabled() else self
+        return self._write(compute(source, *args, **kwargs))
     _attach(inplace, method, f"``x.{inplace}(...)``: ``x.{name}(...)`` written into ``x`` "
             "in place.")
 

@@ -625,3 +625,21 @@ def test_an_operand_read_back_for_backward_and_modified_in_place_raises_as_in_to
     tb.mul_(2.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         ty.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["sin", "exp", "tanh", "sqrt", "abs", "neg", "square", "clamp"])
+def test_inplace_method_twins_on_a_non_leaf_give_torchs_gradient(name):
+    import torch
+
+    args = {"clamp": (0.2, 0.9)}.get(name, ())
+    values = np.array([0.05, 0.3, 1.5], np.float64)  # clamp: no element on a bound
+    x = ak.asarray(values, requires_grad=True)
+    y = x * 2
+    getattr(y, name + "_")(*args)
+    (y * y).sum().backward()
+    t = torch.tensor(values, requires_grad=True)
+    ty = t * 2
+    getattr(ty, name + "_")(*args)
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)

@@ -80,7 +80,7 @@ class KernelNode:
     ``inputs`` serve ``create_graph``, which runs the VJP again as a recorded kernel
     of the inputs' values (see :func:`graph_pull`): ``inputs`` has one entry per
     kernel argument, None where the VJP does not need its value, (storage, version)
-    for a storage buffer, :data:`OVERWRITTEN` for the old buffer of an in-place
+    for a storage buffer, an :class:`Overwritten` for the old buffer of an in-place
     kernel's target, else the value itself (offsets, scalars passed by value). A
     custom Function node has ``forward`` None and a ``vjp`` with a ``graph`` method.
     """
@@ -99,6 +99,30 @@ class KernelNode:
 
 
 OVERWRITTEN = object()  # the old buffer of an in-place kernel's target (gone after the write)
+
+
+class Overwritten:
+    """The old buffer of an in-place kernel's target, kept (not donated) because the
+    kernel's gradient is a function of it; ``version`` is the version it was (None
+    when no gradient flows into it), for backward with ``create_graph``."""
+
+    __slots__ = ("buffer", "version", "dtype", "device")
+
+    def __init__(self, buffer, version, dtype, device):
+        self.buffer = buffer
+        self.version = version
+        self.dtype = dtype
+        self.device = device
+
+    def tensor(self, tensor_type):
+        """A tensor of the old values whose gradient flows into ``version``."""
+        storage = Storage(self.buffer, self.dtype, self.device)
+        t = tensor_type._make(storage, L.contiguous(self.buffer.shape), self.dtype)
+        if self.version is None:
+            t._detached = True
+        else:
+            storage.node = self.version
+        return t
 
 
 def differentiable(dtype):
@@ -161,7 +185,7 @@ class Forward:
 
         def forward(*args):
             if self.saved is None:
-                self._analyze(args)
+                self.analyze(args)
             outs, vjp = jax.vjp(*self.on_diff(args))
             leaves, tree = jax.tree.flatten(vjp)
             forwarded = self._forwarded(args, leaves)
@@ -194,7 +218,7 @@ class Forward:
 
         return (fn, *(a for a, m in zip(args, mask) if m))
 
-    def _analyze(self, args):
+    def analyze(self, args):
         """Which arguments the VJP's residuals depend on (jaxpr data flow): ``needed``
         (positions among all arguments) and ``saved`` (among the differentiated ones)."""
         avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args]
@@ -492,15 +516,6 @@ def _graph_vjp(*values):
     return tuple(pull(tuple(cts)))
 
 
-def _overwritten_error(node):
-    return RuntimeError(
-        f"backward with create_graph=True needs the values that {node.name[:-len('Backward0')]} "
-        "(an in-place operation) overwrote: its gradient is a function of them, and they "
-        "are no longer kept once the write is done. Write into a clone() instead when "
-        "differentiating twice"
-    )
-
-
 def graph_pull(node, out_cts, tensor_type):
     """``create_graph``: the input cotangents of kernel ``node`` as tensors, computed by
     one recorded kernel of the node's input values (checked unchanged, as saved
@@ -509,8 +524,9 @@ def graph_pull(node, out_cts, tensor_type):
     for i, held in enumerate(node.inputs):
         if held is None:
             continue
-        if held is OVERWRITTEN:
-            raise _overwritten_error(node)
+        if isinstance(held, Overwritten):
+            operands.append(held.tensor(tensor_type))
+            continue
         if isinstance(held, tuple):
             storage, version = held
             if storage.version != version:

@@ -107,6 +107,15 @@ class Recorder:
         if not parents:
             return False
         forward = _forward(entry, tuple(mask), fn)
+        old = tst._buffer
+        if forward.needed is None:
+            forward.analyze([old, offsets, *inputs])
+        donating = forward.donating
+        if 0 in forward.needed:
+            # the gradient is a function of the values the write replaces: keep them
+            # (PyTorch keeps a copy of the original self) for backward with create_graph
+            args[0] = G.Overwritten(old, version, tst.dtype, tst.device)
+            donating = forward.call
         pulled = []
 
         def keeping_vjp(call):
@@ -118,11 +127,14 @@ class Recorder:
             return run
 
         try:
-            tst.replace(keeping_vjp(forward.call), keeping_vjp(forward.donating), offsets, *inputs)
+            tst.replace(keeping_vjp(forward.call), keeping_vjp(donating), offsets, *inputs)
         except ValueError:  # inside an outer JAX trace (see launch.call_or_nested)
             if trace_state_clean():
                 raise
             tst.replace(keeping_vjp(forward.nested), keeping_vjp(forward.nested), offsets, *inputs)
         node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages, args)
+        # what the VJP needs of the target's old values is in its residuals (and, for
+        # create_graph, in the kept Overwritten buffer): later writes may change it
+        node.saved = tuple((st, v) for st, v in node.saved if st is not tst)
         tst.node = node.outputs[0]
         return True
