@@ -40,7 +40,6 @@ _TOKENS = itertools.count()
 _held = 0  # bytes in the pool
 
 
-
 def _reference_count(buffer):
     return sys.getrefcount(buffer)
 
@@ -97,7 +96,7 @@ def _drop_oldest():
 
 def put_back(buffer, device):
     """Return a buffer :func:`take` handed out and that was not used."""
-    _keep(buffer, device, buffer.size * buffer.dtype.itemsize)
+    _keep(buffer, device, buffer.nbytes)
 
 
 def take(shape, dtype, device):

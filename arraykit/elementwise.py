@@ -180,9 +180,9 @@ def _unary(body, x, kinds, name):
 
 def _binary(body, kinds, name, doc):
     """The array API function ``name(x1, x2, /)`` documented by ``doc``: ``body`` on
-    the promoted operands, whose dtype must be one of ``kinds``. Every binary op runs
-    this, so the common case (two tensors of one shape on one device) is checked
-    inline, in the function itself."""
+    the operands promoted by :func:`_operands`, whose dtype must be one of ``kinds``.
+    Every binary op runs this, so ``_operands``' first case (two tensors of one shape
+    on one device) is repeated inline: a call less per op."""
 
     def binary(x1, x2, /):
         if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
@@ -205,13 +205,13 @@ def _binary(body, kinds, name, doc):
 # ----------------------------------------------------------------------------- arithmetic
 
 
-add = _binary(B.add, _NUMERIC, "add", """Element-wise sum ``x1 + x2``.""")
+add = _binary(B.add, _NUMERIC, "add", "Element-wise sum ``x1 + x2``.")
 
 
-subtract = _binary(B.subtract, _NUMERIC, "subtract", """Element-wise difference ``x1 - x2``.""")
+subtract = _binary(B.subtract, _NUMERIC, "subtract", "Element-wise difference ``x1 - x2``.")
 
 
-multiply = _binary(B.multiply, _NUMERIC, "multiply", """Element-wise product ``x1 * x2``.""")
+multiply = _binary(B.multiply, _NUMERIC, "multiply", "Element-wise product ``x1 * x2``.")
 
 
 def divide(x1, x2, /):
@@ -224,34 +224,64 @@ def divide(x1, x2, /):
     return apply(B.divide, (a, b), (dtype,))
 
 
-floor_divide = _binary(B.floor_divide, _REAL, "floor_divide", """Element-wise ``floor(x1 / x2)``; integer division by zero gives 0 (NumPy).""")
+floor_divide = _binary(
+    B.floor_divide, _REAL, "floor_divide",
+    "Element-wise ``floor(x1 / x2)``; integer division by zero gives 0 (NumPy).",
+)
 
 
-remainder = _binary(B.remainder, _REAL, "remainder", """Element-wise remainder with the sign of ``x2`` (Python's ``%``); ``x % 0`` is 0 for integers.""")
+remainder = _binary(
+    B.remainder, _REAL, "remainder",
+    "Element-wise remainder with the sign of ``x2`` (Python's ``%``); ``x % 0`` is 0 for integers.",
+)
 
 
-pow = _binary(B.pow, _NUMERIC, "pow", """Element-wise ``x1 ** x2``; an integer raised to a negative integer truncates toward 0.""")  # noqa: A001
+pow = _binary(  # noqa: A001
+    B.pow, _NUMERIC, "pow",
+    "Element-wise ``x1 ** x2``; an integer raised to a negative integer truncates toward 0.",
+)
 
 
-maximum = _binary(B.maximum, _REAL, "maximum", """Element-wise maximum (NaN if either element is NaN).""")
+maximum = _binary(
+    B.maximum, _REAL, "maximum",
+    "Element-wise maximum (NaN if either element is NaN).",
+)
 
 
-minimum = _binary(B.minimum, _REAL, "minimum", """Element-wise minimum (NaN if either element is NaN).""")
+minimum = _binary(
+    B.minimum, _REAL, "minimum",
+    "Element-wise minimum (NaN if either element is NaN).",
+)
 
 
-atan2 = _binary(B.atan2, _REAL_FLOATING, "atan2", """Element-wise angle of the point ``(x2, x1)`` in radians, in ``[-pi, pi]``.""")
+atan2 = _binary(
+    B.atan2, _REAL_FLOATING, "atan2",
+    "Element-wise angle of the point ``(x2, x1)`` in radians, in ``[-pi, pi]``.",
+)
 
 
-copysign = _binary(B.copysign, _REAL_FLOATING, "copysign", """Element-wise magnitude of ``x1`` with the sign bit of ``x2``.""")
+copysign = _binary(
+    B.copysign, _REAL_FLOATING, "copysign",
+    "Element-wise magnitude of ``x1`` with the sign bit of ``x2``.",
+)
 
 
-hypot = _binary(B.hypot, _REAL_FLOATING, "hypot", """Element-wise ``sqrt(x1**2 + x2**2)`` without undue overflow or underflow.""")
+hypot = _binary(
+    B.hypot, _REAL_FLOATING, "hypot",
+    "Element-wise ``sqrt(x1**2 + x2**2)`` without undue overflow or underflow.",
+)
 
 
-logaddexp = _binary(B.logaddexp, _REAL_FLOATING, "logaddexp", """Element-wise ``log(exp(x1) + exp(x2))``, computed stably.""")
+logaddexp = _binary(
+    B.logaddexp, _REAL_FLOATING, "logaddexp",
+    "Element-wise ``log(exp(x1) + exp(x2))``, computed stably.",
+)
 
 
-nextafter = _binary(B.nextafter, _REAL_FLOATING, "nextafter", """Element-wise next representable value after ``x1`` toward ``x2``.""")
+nextafter = _binary(
+    B.nextafter, _REAL_FLOATING, "nextafter",
+    "Element-wise next representable value after ``x1`` toward ``x2``.",
+)
 
 
 def negative(x, /):
@@ -514,13 +544,22 @@ def greater_equal(x1, x2, /):
 # ----------------------------------------------------------------------------- logical / bitwise
 
 
-logical_and = _binary(B.logical_and, _ANY, "logical_and", """Element-wise logical AND (non-boolean inputs: nonzero is true).""")
+logical_and = _binary(
+    B.logical_and, _ANY, "logical_and",
+    "Element-wise logical AND (non-boolean inputs: nonzero is true).",
+)
 
 
-logical_or = _binary(B.logical_or, _ANY, "logical_or", """Element-wise logical OR (non-boolean inputs: nonzero is true).""")
+logical_or = _binary(
+    B.logical_or, _ANY, "logical_or",
+    "Element-wise logical OR (non-boolean inputs: nonzero is true).",
+)
 
 
-logical_xor = _binary(B.logical_xor, _ANY, "logical_xor", """Element-wise logical XOR (non-boolean inputs: nonzero is true).""")
+logical_xor = _binary(
+    B.logical_xor, _ANY, "logical_xor",
+    "Element-wise logical XOR (non-boolean inputs: nonzero is true).",
+)
 
 
 def logical_not(x, /):
@@ -528,13 +567,22 @@ def logical_not(x, /):
     return _unary(B.logical_not, x, _ANY, "logical_not")
 
 
-bitwise_and = _binary(B.bitwise_and, _INTEGER_OR_BOOL, "bitwise_and", """Element-wise bitwise AND of integer or boolean tensors.""")
+bitwise_and = _binary(
+    B.bitwise_and, _INTEGER_OR_BOOL, "bitwise_and",
+    "Element-wise bitwise AND of integer or boolean tensors.",
+)
 
 
-bitwise_or = _binary(B.bitwise_or, _INTEGER_OR_BOOL, "bitwise_or", """Element-wise bitwise OR of integer or boolean tensors.""")
+bitwise_or = _binary(
+    B.bitwise_or, _INTEGER_OR_BOOL, "bitwise_or",
+    "Element-wise bitwise OR of integer or boolean tensors.",
+)
 
 
-bitwise_xor = _binary(B.bitwise_xor, _INTEGER_OR_BOOL, "bitwise_xor", """Element-wise bitwise XOR of integer or boolean tensors.""")
+bitwise_xor = _binary(
+    B.bitwise_xor, _INTEGER_OR_BOOL, "bitwise_xor",
+    "Element-wise bitwise XOR of integer or boolean tensors.",
+)
 
 
 def bitwise_invert(x, /):
@@ -542,10 +590,16 @@ def bitwise_invert(x, /):
     return _unary(B.bitwise_invert, x, _INTEGER_OR_BOOL, "bitwise_invert")
 
 
-bitwise_left_shift = _binary(B.bitwise_left_shift, _INTEGER, "bitwise_left_shift", """Element-wise ``x1 << x2``; shifts past the bit width (or negative) give 0 (NumPy).""")
+bitwise_left_shift = _binary(
+    B.bitwise_left_shift, _INTEGER, "bitwise_left_shift",
+    "Element-wise ``x1 << x2``; shifts past the bit width (or negative) give 0 (NumPy).",
+)
 
 
-bitwise_right_shift = _binary(B.bitwise_right_shift, _INTEGER, "bitwise_right_shift", """Element-wise arithmetic ``x1 >> x2``; shifts past the bit width give 0 or -1 (NumPy).""")
+bitwise_right_shift = _binary(
+    B.bitwise_right_shift, _INTEGER, "bitwise_right_shift",
+    "Element-wise arithmetic ``x1 >> x2``; shifts past the bit width give 0 or -1 (NumPy).",
+)
 
 
 # ----------------------------------------------------------------------------- clip

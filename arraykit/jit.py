@@ -235,8 +235,6 @@ class _Entry:
         self.by_donation = {}
         self.large = []  # (output position, shape, dtype) of large written or kept buffers
         self.refs = []
-        self.n_written = 0
-        self.n_kept = 0
         self.written_sorted = ()
         self.single = False  # the function returns one leaf
 
@@ -249,8 +247,6 @@ class _Entry:
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
         self.refs = [ref for kind, ref in self.consts if kind == "storage"] + self.kept
-        self.n_written = len(self.written)
-        self.n_kept = len(self.kept)
         self.written_sorted = tuple(sorted(set(self.written)))
         self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
 
@@ -402,6 +398,7 @@ class Jitted:
                 f"jit({name}) would compile a {self.compile_count + 1}th time, above "
                 f"max_compiles={self.max_compiles}: {reason}"
             )
+
         def call(*traced_arrays):
             args, kwargs = _with_arrays((dynamic, named), traced_arrays)
             return self._call_fn(static, args, kwargs)
@@ -590,11 +587,11 @@ def _run(entry, arg_storages, donated=(), arrays=()):
             outs = program.run(bufs, recycled)
             del recycled
         del bufs
-        n_written = entry.n_written
+        n_written = len(entry.written)
         released = []
         for i, buf in zip(entry.written, outs):
             released.append(_install(inputs[i], buf))
-        n_outs = n_written + entry.n_kept
+        n_outs = n_written + len(kept)
         for st, buf in zip(kept, outs[n_written:n_outs]):
             released.append(_install(st, buf))
         for k in donated:  # handed over: its values are gone, as if overwritten
@@ -655,7 +652,8 @@ def _recycled(program, entry, inputs, kept):
     lacks one (then the program allocates them all)."""
     taken = []
     for k, shape, dtype in program.needs:
-        st = inputs[entry.written[k]] if k < entry.n_written else kept[k - entry.n_written]
+        n_written = len(entry.written)
+        st = inputs[entry.written[k]] if k < n_written else kept[k - n_written]
         buf = buffer_pool.take(shape, dtype, st.device)
         if buf is None:
             for back, device in taken:
@@ -672,7 +670,7 @@ def _recycle_released(released):
         if item is not None:
             buf, device = item
             del item
-            buffer_pool.recycle(buf, device, math.prod(buf.shape) * buf.dtype.itemsize)
+            buffer_pool.recycle(buf, device, buf.nbytes)
 
 
 def _abstract(buf):

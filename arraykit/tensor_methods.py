@@ -38,7 +38,6 @@ import jax
 import jax.numpy as jnp
 
 from . import creation as C
-from .autograd.mode import is_grad_enabled
 from . import device_memory
 from . import dtypes as D
 from . import elementwise as E
@@ -49,6 +48,7 @@ from . import searching as S
 from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
+from .autograd.mode import is_grad_enabled
 from .data_types import astype
 from .devices import as_device
 from .indexing import take_along_axis

@@ -3,6 +3,7 @@ compiled program; compile counts; control-flow errors."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -392,18 +393,10 @@ def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
         model = nn.Sequential(nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, 8))  # 2 MiB weight
         return model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
-    def step_of(model, opt):
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step
-
     eager_model, eager_opt = make()
     jit_model, jit_opt = make()
-    eager_step, jitted = step_of(eager_model, eager_opt), ak.jit(step_of(jit_model, jit_opt))
+    eager_step = functools.partial(_train_step, eager_model, eager_opt)
+    jitted = ak.jit(functools.partial(_train_step, jit_model, jit_opt))
     for _ in range(5):
         np.testing.assert_allclose(jitted(xs, ys).item(), eager_step(xs, ys).item(), rtol=1e-5)
     for p_jit, p_eager in zip(jit_model.parameters(), eager_model.parameters()):

@@ -278,7 +278,7 @@ def vjp_of(node):
             leaves.append(next(kept))
             continue
         value = node.inputs[f]
-        if isinstance(value, tuple) and isinstance(value[0], Storage):
+        if isinstance(value, tuple):  # (storage, version)
             storage, version = value
             if storage.version != version:
                 raise _version_error(node, storage, version)
@@ -313,8 +313,9 @@ def make_node(forward, outs, vjp, parents, diff_storages, args):
     """The :class:`KernelNode` of a recorded call of ``forward``, made right after it.
 
     ``parents``: the versions the differentiated arguments had; ``diff_storages``
-    their storages (an in-place kernel's target already at its new version, so
-    only later writes count as modifying a saved tensor). ``args``: per kernel
+    their storages, checked at backward time like saved tensors (None for an
+    in-place kernel's target: what the VJP needs of its old values is in its
+    residuals, and for ``create_graph`` in an :class:`Overwritten`). ``args``: per kernel
     argument, its Storage, :data:`OVERWRITTEN` or its value (see ``KernelNode.inputs``).
     Each output gets an :class:`Output` version; callers install it on
     differentiable outputs' storages.
@@ -322,7 +323,8 @@ def make_node(forward, outs, vjp, parents, diff_storages, args):
     saved = []
     for i in forward.saved:
         st = diff_storages[i]
-        saved.append((st, st.version))
+        if st is not None:
+            saved.append((st, st.version))
     needed = forward.needed
     inputs = tuple(
         None if i not in needed else (a, a.version) if isinstance(a, Storage) else a

@@ -97,7 +97,7 @@ class Recorder:
             )
         mask = [version is not None, False]
         parents = [version] if version is not None else []
-        storages = [tst] if version is not None else []
+        storages = [None] if version is not None else []  # the target is not a saved input
         args = [G.OVERWRITTEN, offsets]
         private = (x for x, same in zip(operands, aliases) if not same)
         for x in private:
@@ -133,8 +133,5 @@ class Recorder:
                 raise
             tst.replace(keeping_vjp(forward.nested), keeping_vjp(forward.nested), offsets, *inputs)
         node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages, args)
-        # what the VJP needs of the target's old values is in its residuals (and, for
-        # create_graph, in the kept Overwritten buffer): later writes may change it
-        node.saved = tuple((st, v) for st, v in node.saved if st is not tst)
         tst.node = node.outputs[0]
         return True

@@ -52,7 +52,6 @@ class _Stats:
 _KERNELS = {}
 _STATS = _Stats()
 _BUILD_LOCK = threading.Lock()
-_TENSOR = []
 _Tensor = None  # the tensor class, once registered
 _make = None  # its trusted constructor, Tensor._make
 _x64_on = x64._swap
@@ -68,7 +67,6 @@ _DYNAMIC = set()
 def register_tensor_type(cls):
     """Tell the launcher which class is the tensor (called once by tensor_type.py)."""
     global _Tensor, _make
-    _TENSOR.append(cls)
     _Tensor = cls
     _make = cls._make
 
@@ -423,7 +421,7 @@ def _abstract(value):
 
 def _kernel_options(kernel, layouts, flags, leading, operands, platform):
     """:func:`compile_options` for a kernel called as ``(*leading, offsets, *operands)``."""
-    tensor = _TENSOR[0]
+    tensor = _Tensor
 
     def stand_in(x):
         return _abstract(x._storage._buffer if isinstance(x, tensor) else x)
@@ -517,7 +515,7 @@ def apply_inplace(fn, target, operands, static=()):
             f"single memory location (shape {tl.shape}, strides {tl.strides}); "
             "clone() the tensor before writing to it"
         )
-    tensor = _TENSOR[0]
+    tensor = _Tensor
     tst = target._storage
     if type(tst._buffer) is np.ndarray and not _jit_tracing():
         return _write_host(fn, target, operands, static)
@@ -609,7 +607,7 @@ def _write_host(fn, target, operands, static):
     write stores (reading private copies of the extents it reads) and NumPy stores
     them through the target's layout: O(write), and the memory never moves.
     """
-    tensor = _TENSOR[0]
+    tensor = _Tensor
     tst = target._storage
     with Locks([tst] + [x._storage for x in operands if isinstance(x, tensor)]):
         result = apply(_computed, (target, *operands), (fn, static))
