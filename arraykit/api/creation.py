@@ -22,7 +22,7 @@ Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 
 PyTorch's spellings: :func:`tensor` always copies (like ``torch.tensor``);
 :func:`from_numpy` shares the NumPy array's memory both ways on the CPU (like
-``torch.from_numpy``; :mod:`arraykit.host_memory`).
+``torch.from_numpy``; :mod:`arraykit.core.host_memory`).
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import dtypes as D
-from . import host_memory
-from . import layout as L
-from .devices import (
+from ..core import dtypes as D
+from ..core import host_memory
+from ..core import layout as L
+from ..core import x64
+from ..core.devices import (
     Placement, as_device, check_same_device, host_to_device, import_dlpack, import_host,
     jax_target, sharding_of,
 )
-from .kernels.launch import apply, call_or_nested, compile_options
-from . import x64
-from .storage import Storage
-from .tensor_type import Tensor
+from ..core.storage import Storage
+from ..kernels.launch import apply, call_or_nested, compile_options
+from ..tensors.tensor_type import Tensor
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
@@ -429,7 +429,7 @@ def from_numpy(array, *, device=None):
     On the CPU (the default, whatever the default device is) the tensor shares
     ``array``'s memory both ways and keeps its shape and strides: writes through the
     tensor or any view of it are seen in ``array``, and NumPy's writes into
-    ``array`` are seen by the tensor (:mod:`arraykit.host_memory` says how). Rebinding
+    ``array`` are seen by the tensor (:mod:`arraykit.core.host_memory` says how). Rebinding
     a name (``a = a + 1``) makes a new array and leaves the tensor alone. On another
     ``device`` the tensor holds a copy.
     """
@@ -457,7 +457,7 @@ def _from_tensor(x, dtype, device, copy):
         )
     if same_dtype:
         return x.clone() if same_device else x.to_device(target)
-    from .data_types import astype
+    from .dtype_functions import astype
 
     return astype(x, dtype, device=target)
 
@@ -587,7 +587,7 @@ def _from_sequence(obj, dtype, device):
             raise TypeError(f"asarray: cannot convert complex values to dtype {dtype}")
         return _from_host(np.asarray(obj, dtype=dtype.np), dtype, device, None, owned=True)
     if dtype is None:
-        from .data_types import result_type
+        from .dtype_functions import result_type
 
         dtype = result_type(*tensors, *(t() for t in kinds))
     for t in tensors[1:]:

@@ -14,16 +14,18 @@ kernel bodies in :mod:`.kernels.bodies`.
 from __future__ import annotations
 
 import operator
+import sys
 
 import jax
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device, put
-from .kernels import bodies as B
-from .kernels.launch import apply
-from .tensor_type import Tensor
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device, put
+from ..kernels import bodies as B
+from ..kernels.launch import apply
+from ..tensors import namespace_registry
+from ..tensors.tensor_type import Tensor
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -680,3 +682,6 @@ def inplace(x, name, other):
     if dtype.kind not in kinds:
         raise _category_error(name, kinds, x, other, promoted=dtype)
     return x._inplace(body, other, true_division=name == "divide")
+
+
+namespace_registry.register(elementwise=sys.modules[__name__])

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
 
+from ..core.storage import Storage
 from ..kernels.launch import call_or_nested, output_specs
-from ..storage import Storage
 from . import graph as G
 from .mode import is_grad_enabled
 
