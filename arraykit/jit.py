@@ -46,12 +46,12 @@ import weakref
 
 import jax
 import numpy as np
-from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
 
 from .core import buffer_pool
 from .core import storage as S
 from .core import x64
 from .core.devices import put
+from .core.jax_compat import eval_jaxpr
 from .core.storage import Storage
 from .kernels import launch
 from .tensors.tensor_type import Tensor
@@ -499,7 +499,7 @@ def _program(jaxpr, n_constvars):
     constvars, then the jaxpr's inputs (hoisted constants, then arguments)."""
 
     def program(*bufs):
-        return jax_core.eval_jaxpr(jaxpr, bufs[:n_constvars], *bufs[n_constvars:])
+        return eval_jaxpr(jaxpr, bufs[:n_constvars], *bufs[n_constvars:])
 
     return program
 
