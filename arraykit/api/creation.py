@@ -40,8 +40,8 @@ from ..core import host_memory
 from ..core import layout as L
 from ..core import x64
 from ..core.devices import (
-    Placement, as_device, check_same_device, host_to_device, import_dlpack, import_host,
-    jax_target, sharding_of,
+    Placement, as_device, check_same_device, default_device, host_to_device, import_dlpack,
+    import_host, jax_target, sharding_of,
 )
 from ..core.storage import Storage
 from ..kernels.launch import apply, call_or_nested, compile_options
@@ -444,9 +444,8 @@ def from_numpy(array, *, device=None):
     return _wrap(buf, layout, dtype, device)
 
 
-def _from_tensor(x, dtype, device, copy):
+def _from_tensor(x, dtype, target, copy):
     same_dtype = dtype is None or dtype is x._dtype
-    target = None if device is None else as_device(device)
     same_device = target is None or target == x.device
     if same_dtype and same_device and not copy:
         return x
@@ -476,7 +475,7 @@ def _from_jax(obj, dtype, device, copy):
         source = Placement(obj.sharding)
     else:
         source = next(iter(placed)) if placed else None
-    target = as_device(device) if device is not None else source or as_device(None)
+    target = device if device is not None else source or default_device()
     dtype = D.from_numpy(obj.dtype) if dtype is None else dtype
     moved = not traced and target != source
     if copy is False and (moved or dtype.np != obj.dtype):
@@ -509,7 +508,8 @@ def _from_host(arr, dtype, device, copy, owned=False):
         arr, owned = arr.astype(dtype.np), True
     else:
         dtype = D.from_numpy(arr.dtype)
-    device = as_device(device)
+    if device is None:
+        device = default_device()
     if owned:
         buf, _ = host_to_device(np.ascontiguousarray(arr), device, copy=False)
         return _wrap(buf, L.contiguous(arr.shape), dtype, device)
@@ -597,7 +597,7 @@ def _from_sequence(obj, dtype, device):
         for v in _leaves(obj, [])
     ]
     out = apply(_stack_body, leaves, (shape, dtype.np))
-    return out if device is None else out.to_device(as_device(device))
+    return out if device is None else out.to_device(device)
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
@@ -614,8 +614,12 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 @x64.scoped
 def _asarray(obj, dtype, device, copy):
+    # The dtype and device spellings are resolved here, once: the helpers below
+    # take a DType and a device (or None: not given) as they are.
     if dtype is not None:
         dtype = D.as_dtype(dtype)
+    if device is not None:
+        device = as_device(device)
     if isinstance(obj, Tensor):
         return _from_tensor(obj, dtype, device, copy)
     if isinstance(obj, jax.Array):
@@ -666,6 +670,8 @@ def from_dlpack(x, /, *, device=None, copy=None):
     ``copy=True`` always copies; ``copy=False`` never does and raises ``ValueError``
     when a copy is needed (different device, unaligned or non-strided memory).
     """
+    if device is not None:
+        device = as_device(device)
     if isinstance(x, Tensor):
         return _from_tensor(x, None, device, copy)
     if isinstance(x, jax.Array):

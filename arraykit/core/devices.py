@@ -230,17 +230,17 @@ def host_to_device(arr, device, copy=True):
 
 @x64.scoped
 def import_dlpack(x, device=None, copy=None):
-    """(flat jax buffer, layout, shared) for an object with ``__dlpack__``.
+    """(flat jax buffer, layout, shared) for an object with ``__dlpack__`` (``device``:
+    a resolved device, or None for the producer's device).
 
     CPU producers are read through NumPy's DLPack consumer; their memory is aliased
     when ``copy`` is not True and JAX can alias it (64-byte-aligned, non-negative
     strides), else copied. Other devices go through ``jax.dlpack``.
     """
     kind, _ = x.__dlpack_device__()
-    target = None if device is None else as_device(device)
     if int(kind) == 1:
-        return import_host(np.from_dlpack(x), target or default_device(), copy)
-    arr = jax.dlpack.from_dlpack(x, device=target, copy=copy)
+        return import_host(np.from_dlpack(x), device or default_device(), copy)
+    arr = jax.dlpack.from_dlpack(x, device=device, copy=copy)
     return arr, L.contiguous(arr.shape), not copy
 
 

@@ -815,7 +815,7 @@ def _tensor_from_numpy(arr, device):
     dtype = D.from_numpy(arr.dtype)
     # A private copy: on CPU device_put aliases aligned host memory, and the kernel
     # reading it runs asynchronously, after the caller may have changed ``arr``.
-    buf = put(np.array(arr, order="C"), as_device(device))
+    buf = put(np.array(arr, order="C"), device)
     return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
 
 
