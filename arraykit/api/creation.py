@@ -670,16 +670,12 @@ def from_dlpack(x, /, *, device=None, copy=None):
     ``copy=True`` always copies; ``copy=False`` never does and raises ``ValueError``
     when a copy is needed (different device, unaligned or non-strided memory).
     """
-    if device is not None:
-        device = as_device(device)
-    if isinstance(x, Tensor):
-        return _from_tensor(x, None, device, copy)
-    if isinstance(x, jax.Array):
-        return _from_jax(x, None, device, copy)
+    if isinstance(x, (Tensor, jax.Array)):  # asarray's path, as for any tensor or JAX array
+        return _asarray(x, None, device, copy)
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise AttributeError(
             f"from_dlpack: {type(x).__name__} has no __dlpack__/__dlpack_device__ methods"
         )
-    buf, layout, shared = import_dlpack(x, device, copy)
+    buf, layout, shared = import_dlpack(x, None if device is None else as_device(device), copy)
     dtype = D.from_numpy(buf.dtype)
     return _wrap(buf, layout, dtype, next(iter(buf.devices())), shared)
