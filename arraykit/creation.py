@@ -9,9 +9,9 @@ Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 
 * an arraykit tensor is returned as is unless a copy or conversion is needed;
 * a JAX array is wrapped without a copy when its dtype and device already match
-  and ``copy`` is not true (JAX arrays are immutable; the array is marked shared,
-  so a later write to the tensor copies instead of donating it); otherwise it is
-  copied once;
+  and ``copy`` is not true (JAX arrays are immutable; the array is marked exported,
+  so a write to the tensor while the caller still holds the array copies instead of
+  donating it); otherwise it is copied once;
 * host data (NumPy arrays, buffers, sequences) is copied with ``copy=None`` because
   the tensor may be written while the host array is still in use; ``copy=False``
   aliases the host memory when JAX can (64-byte-aligned CPU memory) and raises
@@ -97,8 +97,9 @@ def _dtype_or(dtype, default):
     return default if dtype is None else D.as_dtype(dtype)
 
 
-def _wrap(buf, layout, dtype, device, shared=False):
-    return Tensor._make(Storage(buf, dtype, device, shared), layout, dtype)
+def _wrap(buf, layout, dtype, device, shared=False, exported=False):
+    storage = Storage(buf, dtype, device, shared, exported=exported)
+    return Tensor._make(storage, layout, dtype)
 
 
 # ---------------------------------------------------------------------- kernels
@@ -485,12 +486,12 @@ def _from_jax(obj, dtype, device, copy):
             f"to dtype {dtype} on {target} needs a copy"
         )
     if dtype.np == obj.dtype and not copy:
-        buf, shared = obj, not traced
+        buf, exported = obj, not traced
     else:
-        buf, shared = _cast(obj, dtype.np), False
+        buf, exported = _cast(obj, dtype.np), False
     if moved:
-        buf, shared = jax.device_put(buf, jax_target(target)), False
-    return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
+        buf, exported = jax.device_put(buf, jax_target(target)), False
+    return _wrap(buf, L.contiguous(obj.shape), dtype, target, exported=exported)
 
 
 def _from_host(arr, dtype, device, copy, owned=False):

@@ -3,7 +3,9 @@ data between the host, devices and other libraries (DLPack).
 
 Exports (``__dlpack__``, ``np.asarray``) are **snapshots**: the consumer sees the
 values as of the export and keeps them however the tensor is written afterwards
-(the exported buffer is marked shared, so later writes copy instead of donating it).
+(the exported buffer is marked exported: a write copies instead of donating it while
+the export is alive, and donates again once it died; a DLPack export on a GPU,
+whose consumer arraykit cannot follow, marks the buffer shared: never donated).
 Writing into an exported buffer from the consumer's side is undefined, as for JAX
 arrays. Host data brought in by :func:`host_to_device` is copied unless the caller
 asks for an alias, which is then marked shared and never written.
@@ -248,8 +250,8 @@ class _Exported:
 def host_view(tensor, writeable=False):
     """A NumPy view of a CPU tensor's values over its storage (no copy), any layout.
 
-    The storage buffer is exported (never donated afterwards), so the view keeps
-    the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
+    The storage buffer is exported (not donated while the view lives), so the view
+    keeps the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
     which cannot be told that memory is read-only; writing through it is undefined.
     A storage over NumPy memory (:mod:`arraykit.host_memory`) gives a view of that
     memory, shared with the tensor, not a snapshot.
@@ -277,8 +279,8 @@ def host_view(tensor, writeable=False):
 def dense_values(tensor):
     """The tensor's values as a jax array of its shape that no storage will donate.
 
-    The storage's own buffer (marked shared) when the tensor is all of it in C
-    order; otherwise one read into a new buffer.
+    The storage's own buffer (marked exported: not donated while the result lives)
+    when the tensor is all of it in C order; otherwise one read into a new buffer.
     """
     st = tensor._storage
     if type(st._buffer) is np.ndarray:  # NumPy memory (arraykit.host_memory): a private copy
@@ -338,6 +340,8 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
     values = dense_values(tensor)
     if copy and whole(tensor):
         values = jnp.array(values, copy=True)
+    elif whole(tensor):
+        tensor._storage.share()  # the capsule's holders are not counted: never donate
     return values.__dlpack__(stream=stream)
 
 

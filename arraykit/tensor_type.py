@@ -20,7 +20,9 @@ import numpy as np
 from . import dtypes as D
 from . import indexing_keys as K
 from . import layout as L
-from .devices import as_device, check_same_device, dense_values, pinned, placement, put
+from .devices import (
+    as_device, check_same_device, dense_values, host_view, pinned, placement, put,
+)
 from .host_memory import adopt, is_host
 from .kernels import bodies as _ops
 from .kernels.launch import apply, apply_inplace, register_tensor_type
@@ -223,7 +225,8 @@ class Tensor:
         """NumPy export. A tensor over NumPy memory (``from_numpy``, ``numpy()``) gives a
         view of that memory (``copy=True``: a copy). Otherwise a snapshot: zero-copy and
         read-only when the tensor is its whole storage in C order (the storage is then
-        marked shared), else a fresh copy; ``copy=False`` raises."""
+        marked exported: writes copy while the array is alive), else a fresh copy;
+        ``copy=False`` raises."""
         lay = self._layout
         st = self._storage
         if is_host(st):
@@ -236,7 +239,10 @@ class Tensor:
             L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
             and not copy and not isinstance(st._buffer, jax.core.Tracer)
         ):
-            values = np.asarray(st.export()).reshape(lay.shape)
+            if st.device.platform == "cpu":
+                values = host_view(self)  # holds the buffer: writes copy while it lives
+            else:
+                values = np.asarray(st.buffer).reshape(lay.shape)  # a copy off the device
         else:
             values = self._values()
         if dtype is not None:
@@ -845,11 +851,12 @@ def _unflatten(aux, children):
         shape = leaf.shape
         dtype = D.from_numpy(leaf.dtype)
         # A concrete leaf may be held elsewhere too (the user, the tensor it came
-        # from): never donate it.
-        shared = not isinstance(leaf, jax.core.Tracer)
-        if shared and len(leaf.devices()) == 1:
+        # from): not donated while it is.
+        exported = not isinstance(leaf, jax.core.Tracer)
+        if exported and len(leaf.devices()) == 1:
             device = next(iter(leaf.devices()))
-        return Tensor._make(Storage(leaf, dtype, device, shared), L.contiguous(shape), dtype)
+        storage = Storage(leaf, dtype, device, exported=exported)
+        return Tensor._make(storage, L.contiguous(shape), dtype)
     return Tensor._make(Storage(leaf, dtype, device), L.contiguous(shape), dtype)
 
 
