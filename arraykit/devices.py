@@ -135,6 +135,12 @@ def sharding_of(device):
     return jax.sharding.SingleDeviceSharding(device)
 
 
+def one_cpu(device):
+    """Whether ``device`` is one CPU device: not a placement over several, whose buffer
+    NumPy cannot view or own (JAX assembles a host copy of it instead)."""
+    return not isinstance(device, Placement) and device.platform == "cpu"
+
+
 def _device_set(device):
     return device.device_set if isinstance(device, Placement) else frozenset((device,))
 
@@ -168,20 +174,44 @@ def pinned(storage):
 
 def placement(target, storage):
     """What ``jax.device_put`` takes to move ``storage``'s buffer into ``target``'s own
-    memory: ``target``, or its ``device`` memory kind for a pinned buffer (JAX refuses
-    to move a host-memory buffer to a bare device)."""
+    memory: ``target`` (a placement's sharding), or its ``device`` memory kind for a
+    pinned buffer (JAX refuses to move a host-memory buffer to a bare device)."""
     if pinned(storage):
-        return jax.sharding.SingleDeviceSharding(target, memory_kind="device")
-    return target
+        return sharding_of(target).with_memory_kind("device")
+    return jax_target(target)
 
 
 def check_same_device(a, b, what="operation"):
     """Raise ValueError naming both devices when ``a`` and ``b`` differ (placements
-    over the same devices are compatible: JAX's sharding rules combine them)."""
+    over the same devices are compatible: JAX's sharding rules combine them).
+
+    A tensor on one device never meets one spread over several implicitly (JAX would
+    replicate an uncommitted array; arraykit's tensors are all committed, as in
+    PyTorch): the error says how to replicate it onto the mesh.
+    """
     if a is not b and a != b and _device_set(a) != _device_set(b):
         raise ValueError(
             f"{what}: expected all tensors to be on the same device, but found {a} and {b}"
+            + _replication_hint(a, b)
         )
+
+
+def _replication_hint(a, b):
+    spread = a if isinstance(a, Placement) else b
+    if isinstance(a, Placement) == isinstance(b, Placement):
+        return ""
+    mesh = getattr(spread.sharding, "mesh", None)
+    replicated = (
+        "NamedSharding(mesh, PartitionSpec())" if mesh is not None
+        else "a sharding over the same devices"
+    )
+    return (
+        f". One is on a single device, the other spread over {len(spread.device_set)} "
+        "devices; arraykit does not replicate implicitly. Place the single-device tensors "
+        f"on the same devices first, replicated: model.to({replicated}) for a module's "
+        f"parameters and buffers (before its optimizer's first step), t.to({replicated}) for "
+        "a tensor"
+    )
 
 
 # ---------------------------------------------------------------------- host -> device
@@ -321,7 +351,8 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
         return dense_values(tensor).__dlpack__(stream=stream, dl_device=dl_device)
     lay = tensor._layout
     versioned = max_version is not None and tuple(max_version) >= (1, 0)
-    if tensor.device.platform != "cpu":
+    on_cpu = one_cpu(tensor.device)
+    if not on_cpu:
         direct = whole(tensor)
     elif versioned:
         direct = all(s >= 0 for s in lay.strides)
@@ -332,7 +363,7 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
             f"a tensor with layout {lay} on {tensor.device} cannot be exported through "
             "DLPack without a copy, but copy=False"
         )
-    if tensor.device.platform == "cpu":
+    if on_cpu:
         view = host_view(tensor, writeable=not versioned)
         if copy or not direct:
             view = np.array(view, order="C")

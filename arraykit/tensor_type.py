@@ -21,7 +21,7 @@ from . import dtypes as D
 from . import indexing_keys as K
 from . import layout as L
 from .devices import (
-    as_device, check_same_device, dense_values, host_view, pinned, placement, put,
+    as_device, check_same_device, dense_values, host_view, one_cpu, pinned, placement, put,
 )
 from .host_memory import adopt, is_host
 from .kernels import bodies as _ops
@@ -197,11 +197,12 @@ class Tensor:
         the tensor's shape and strides: writes through the array or through any
         tensor over the storage are seen by both, as after :func:`arraykit.from_numpy`
         (see :mod:`arraykit.host_memory`). Kernels then read private copies of what
-        they read. On other devices the result is a copy. For a snapshot that never
-        changes, copy it (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
+        they read. On other devices, and for a tensor spread over several devices
+        (a sharding), the result is a copy. For a snapshot that never changes, copy it
+        (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
         """
         st = self._storage
-        if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
+        if one_cpu(st.device) and not isinstance(st._buffer, jax.core.Tracer):
             adopt(st)
             return st.host_array(self._layout)
         return self._values()
@@ -239,10 +240,10 @@ class Tensor:
             L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
             and not copy and not isinstance(st._buffer, jax.core.Tracer)
         ):
-            if st.device.platform == "cpu":
+            if one_cpu(st.device):
                 values = host_view(self)  # holds the buffer: writes copy while it lives
             else:
-                values = np.asarray(st.buffer).reshape(lay.shape)  # a copy off the device
+                values = np.asarray(st.buffer).reshape(lay.shape)  # a copy off the device(s)
         else:
             values = self._values()
         if dtype is not None:
