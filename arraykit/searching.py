@@ -18,6 +18,7 @@ import numpy as np
 from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
+from . import torch_keywords as T
 from .devices import check_same_device
 from .elementwise import _operands
 from .kernels.launch import apply
@@ -115,18 +116,30 @@ def _arg_reduce(body, x, axis, keepdims, name):
     return apply(body, (x,), (axis, bool(keepdims)))
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
+def argmax(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Index of the first maximum along ``axis`` (of the flattened tensor by default)."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(argmax, "argmax", x, input, axis, keepdims, dim, keepdim, out)
     return _arg_reduce(_argmax, x, axis, keepdims, "argmax")
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
+def argmin(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Index of the first minimum along ``axis`` (of the flattened tensor by default)."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(argmin, "argmin", x, input, axis, keepdims, dim, keepdim, out)
     return _arg_reduce(_argmin, x, axis, keepdims, "argmin")
 
 
-def count_nonzero(x, /, *, axis=None, keepdims=False):
+def count_nonzero(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Number of non-zero (for bool: true) elements over ``axis``."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(count_nonzero, "count_nonzero", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "count_nonzero")
     return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 

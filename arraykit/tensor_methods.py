@@ -51,7 +51,7 @@ from . import utility as U
 from .autograd.mode import is_grad_enabled
 from .data_types import astype
 from .devices import as_device
-from .indexing import take_along_axis
+from .indexing import take_along_axis, take_flat
 from .kernels.launch import apply
 from .tensor_type import (
     Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
@@ -356,6 +356,8 @@ _attach("reshape_as", lambda self, other: self.reshape(other.shape),
         "``x.reshape_as(other)``: ``x.reshape(other.shape)``.")
 _attach("repeat", _repeat, "``x.repeat(*sizes)``: ``x`` tiled ``sizes[i]`` times along each "
         "dimension (PyTorch's repeat is :func:`arraykit.tile`; at least ``x.ndim`` sizes).")
+_attach("take", take_flat, "``x.take(index)``: elements of ``x`` read as flat at ``index`` "
+        "(any shape), shaped like ``index`` (``torch.take``).")
 _triangle_method("triu", C.triu)
 _triangle_method("tril", C.tril)
 _inplace_twin("triu")

@@ -10,6 +10,7 @@ from jax import lax
 
 from . import dtypes as D
 from . import layout as L
+from . import torch_keywords as T
 from .creation import from_numpy
 from .devices import check_same_device
 from .kernels.launch import apply
@@ -43,14 +44,22 @@ def _any(x, axis, keepdims):
     return jnp.any(_truth(x), axis=axis, keepdims=keepdims)
 
 
-def all(x, /, *, axis=None, keepdims=False):
+def all(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Whether every element along ``axis`` (all axes by default) is nonzero; True if empty."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(all, "all", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "all")
     return apply(_all, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
-def any(x, /, *, axis=None, keepdims=False):
+def any(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Whether some element along ``axis`` (all axes by default) is nonzero; False if empty."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(any, "any", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "any")
     return apply(_any, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
