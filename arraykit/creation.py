@@ -258,10 +258,13 @@ def empty_like(x=None, /, *, dtype=None, device=None, requires_grad=False, input
 
 
 def full_like(x=None, /, fill_value=None, *, dtype=None, device=None, requires_grad=False,
-              input=None):  # noqa: A002 (PyTorch's name)
+              input=None, out=None):  # noqa: A002 (PyTorch's name)
     """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``x``."""
     if fill_value is None:
         raise TypeError("full_like() missing its fill_value")
+    if out is not None:
+        made = full_like(x, fill_value, dtype=dtype, device=device, input=input)
+        return T.into("full_like", made, out)
     shape, dtype, device = _like(x, dtype, device, input)
     return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 

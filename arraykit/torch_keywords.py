@@ -118,3 +118,10 @@ def created_into(function, make, out, dtype, device):
     made = make(dtype=out.dtype if dtype is None else dtype,
                 device=out.device if device is None else device)
     return into(function, made, out)
+
+
+def forward(function, name, x, input, out, *args, **kwargs):  # noqa: A002
+    """``function(x, *args, **kwargs)`` with PyTorch's ``input=`` (for ``x``) and ``out=``
+    resolved; functions call it only when one of them is given."""
+    result = function(pick_input(name, x, input), *args, **kwargs)
+    return result if out is None else into(name, result, out)

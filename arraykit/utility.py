@@ -98,14 +98,18 @@ def _edge(value, x, axis, name, dtype):
     return value, dtype
 
 
-def diff(x, /, n=1, axis=-1, prepend=None, append=None):
+def diff(x=None, /, n=1, axis=-1, prepend=None, append=None, *, dim=None, input=None,  # noqa: A002
+         out=None):
     """The ``n``-th forward difference along ``axis``, after joining ``prepend``/``append``.
 
     Boolean inputs give ``x[i+1] != x[i]`` (as NumPy); mixed dtypes are promoted.
     The standard makes ``n``/``axis`` keyword-only; they are also accepted
     positionally in NumPy's order (``diff(x, 2)``), as libraries written for
-    NumPy call it that way.
+    NumPy call it that way. PyTorch's ``dim=``, ``input=`` and ``out=`` are accepted.
     """
+    if dim is not None or input is not None or out is not None:
+        axis = T.pick("diff", "axis", axis, "dim", dim, -1)
+        return T.forward(diff, "diff", x, input, out, n, axis, prepend, append)
     require_tensor(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff needs an array of at least one dimension, got a 0-d array")
