@@ -482,8 +482,10 @@ def signbit(x=None, /, input=None, out=None):
 
 def real(x=None, /, input=None, out=None):
     """Real component; for real-valued input a view of ``x`` itself (as NumPy's ``.real``)."""
-    if isinstance(x, Tensor) and x._dtype.kind in _REAL:
+    if isinstance(x, Tensor) and x._dtype.kind in _REAL and input is None and out is None:
         return x._view(x._layout)
+    if isinstance(input, Tensor) and input._dtype.kind in _REAL and x is None and out is None:
+        return input._view(input._layout)
     return _unary(B.real, x, _NUMERIC, "real", input, out)
 
 

@@ -171,7 +171,7 @@ def permute_dims(x, /, axes):
     return x._view(L.permute(x._layout, axes))
 
 
-def moveaxis(x=None, source=None, destination=None, /, *, input=None):  # noqa: A002
+def moveaxis(x=None, /, source=None, destination=None, *, input=None):  # noqa: A002
     """A view of ``x`` with axes ``source`` moved to positions ``destination``."""
     if input is not None:
         x = T.pick_input("moveaxis", x, input)
