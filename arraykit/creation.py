@@ -239,7 +239,8 @@ def _like(x, dtype, device, input=None):  # noqa: A002 (PyTorch's name)
     )
 
 
-def zeros_like(x=None, /, *, dtype=None, device=None, requires_grad=False, input=None):  # noqa: A002
+def zeros_like(x=None, /, *, dtype=None, device=None, requires_grad=False,
+               input=None):  # noqa: A002 (PyTorch's name)
     """Zeros with the shape (and by default dtype and device) of ``x``."""
     shape, dtype, device = _like(x, dtype, device, input)
     return _grad(_filled(shape, 0, dtype, device), requires_grad)
@@ -251,7 +252,8 @@ def ones_like(x=None, /, *, dtype=None, device=None, requires_grad=False, input=
     return _grad(_filled(shape, 1, dtype, device), requires_grad)
 
 
-def empty_like(x=None, /, *, dtype=None, device=None, requires_grad=False, input=None):  # noqa: A002
+def empty_like(x=None, /, *, dtype=None, device=None, requires_grad=False,
+               input=None):  # noqa: A002 (PyTorch's name)
     """An uninitialized (zero) tensor with the shape, dtype and device of ``x``."""
     shape, dtype, device = _like(x, dtype, device, input)
     return _grad(_filled(shape, 0, dtype, device), requires_grad)

@@ -139,7 +139,8 @@ def count_nonzero(x=None, /, *, axis=None, keepdims=False,
 ):
     """Number of non-zero (for bool: true) elements over ``axis``."""
     if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(count_nonzero, "count_nonzero", x, input, axis, keepdims, dim, keepdim, out)
+        return T.reduction(count_nonzero, "count_nonzero", x, input, axis, keepdims, dim,
+                           keepdim, out)
     require_tensor(x, "count_nonzero")
     return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 

@@ -313,7 +313,8 @@ for name in OPTIMIZERS:
 model = ak.nn.Linear(10, 3)  # parameters left on one device
 x = ak.asarray(X, device=by_row)
 for run in (model, ak.jit(model)):
-    with pytest.raises(ValueError, match=r"model\\.to\\(NamedSharding\\(mesh, PartitionSpec\\(\\)\\)\\)"):
+    with pytest.raises(ValueError,
+                       match=r"model\\.to\\(NamedSharding\\(mesh, PartitionSpec\\(\\)\\)\\)"):
         run(x)
 print("ok")
 """

@@ -936,7 +936,8 @@ TORCH_KEYWORD_CASES = {
     "reshape input": lambda lib, t: lib.reshape(input=t, shape=(3, 2)),
     "broadcast_to size": lambda lib, t: lib.broadcast_to(input=t, size=(2, 2, 3)),
     "moveaxis input": lambda lib, t: lib.moveaxis(input=t, source=0, destination=1),
-    "gather keywords": lambda lib, t: lib.gather(input=t, dim=1, index=lib.tensor([[0, 0], [2, 1]])),
+    "gather keywords": lambda lib, t: lib.gather(input=t, dim=1,
+                                                 index=lib.tensor([[0, 0], [2, 1]])),
     "index_select keywords": lambda lib, t: lib.index_select(t, dim=1, index=lib.tensor([2, 0])),
     "scatter keywords": lambda lib, t: lib.scatter(t, dim=0, index=lib.tensor([[1, 0, 1]]),
                                                    src=t[:1] * 10),
@@ -1009,9 +1010,11 @@ def test_out_writes_into_the_given_tensor(name):
 
 def test_out_of_the_wrong_shape_or_a_lossy_dtype_raises():
     x = ak.asarray(A)
-    with pytest.raises(RuntimeError, match=r"out= has shape \(3,\) but the result has shape \(2, 3\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"out= has shape \(3,\) but the result has shape \(2, 3\)"):
         ak.exp(x, out=ak.empty(3))
-    with pytest.raises(TypeError, match="dtype arraykit.float32 cannot be written into out= of dtype arraykit.int64"):
+    with pytest.raises(TypeError, match="dtype arraykit.float32 cannot be written into out= "
+                                        "of dtype arraykit.int64"):
         ak.add(x, x, out=ak.empty((2, 3), dtype=ak.int64))
     wide = ak.empty((2, 3), dtype=ak.float64)  # a lossless widening, as torch allows
     ak.add(x, x, out=wide)
