@@ -73,7 +73,7 @@ class _Trace:
     def save(self, st):
         """Remember ``st``'s state, restored when the trace ends."""
         if id(st) not in self.saved:
-            self.saved[id(st)] = (st, st._buffer, st.version, st.node, st.shared)
+            self.saved[id(st)] = (st, st._buffer, st.version, st.node, st.shared, st.exported)
 
     def read(self, operands):
         """Kernel operands: concrete buffers of storages from outside are closed over."""
@@ -110,12 +110,13 @@ class _Trace:
 
     def restore(self):
         """Put every swapped or written storage back as it was."""
-        for key, (st, buf, version, node, shared) in self.saved.items():
+        for key, (st, buf, version, node, shared, exported) in self.saved.items():
             st._buffer = self.numpy_memory.get(key, buf)
             st._host = None
             st.version = version
             st.node = node
             st.shared = shared
+            st.exported = exported
 
 
 def _leaf_key(leaf, index_of):
@@ -564,6 +565,7 @@ def _run(entry, arg_storages, donated=(), arrays=()):
     kept = [ref() for ref in entry.kept]
     storages = [st for st in inputs if st is not None] + kept
     with storages[0].lock if len(storages) == 1 else launch.Locks(storages):
+        donation = _donation(entry, inputs, arg_storages, donated)  # before bufs holds them
         bufs = []
         for st, (_, value) in zip(inputs, entry.consts):
             bufs.append(value if st is None else st._buffer)
@@ -581,7 +583,7 @@ def _run(entry, arg_storages, donated=(), arrays=()):
             outs = jax.jit(entry.program)(*bufs)
         else:
             offset = len(entry.consts)
-            program = entry.compiled(_donation(entry, inputs, arg_storages, donated), bufs,
+            program = entry.compiled(donation, bufs,
                                      tuple(offset + k for k in donated))
             recycled = _recycled(program, entry, inputs, kept) if program.needs and not donated else ()
             outs = program.run(bufs, recycled)
@@ -619,16 +621,18 @@ def _run(entry, arg_storages, donated=(), arrays=()):
 
 def _donation(entry, inputs, arg_storages, donated):
     """Input positions whose buffers the call may reuse: the storages it writes and the
-    ``donate_argnums`` ones, unless an export holds their buffer (``shared``)."""
+    ``donate_argnums`` ones, unless something else holds their buffer (an export still
+    alive, memory arraykit does not own: see ``Storage.donatable``). Called before
+    the caller holds references to the buffers."""
     if not donated:
         for i in entry.written:
-            if inputs[i].shared:
+            if not inputs[i].donatable():
                 break
         else:
             return entry.written_sorted
-    donate = {i for i in entry.written if not inputs[i].shared}
+    donate = {i for i in entry.written if inputs[i].donatable()}
     offset = len(entry.consts)
-    donate.update(offset + k for k in donated if not arg_storages[k].shared)
+    donate.update(offset + k for k in donated if arg_storages[k].donatable())
     return tuple(sorted(donate))
 
 
@@ -643,7 +647,7 @@ def _install(st, buf):
     private = not st.shared
     st._buffer = buf
     st._host = None
-    st.shared = False
+    st.shared = st.exported = False
     return (old, st.device) if private else None
 
 

@@ -21,6 +21,7 @@ function ``fn(key, ...)`` with a fresh key as one cached kernel.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import threading
@@ -29,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .api import torch_keywords as T
 from .api.creation import _shape, asarray
 from .core import dtypes as D
 from .core import layout as L
@@ -266,14 +268,20 @@ def _number(value, name):
     return float(value)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples in ``[0, 1)`` of the given size (default dtype float32)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(rand, *size, generator=generator, requires_grad=requires_grad)
+        return T.created_into("rand", make, out, dtype, device)
     return uniform(0.0, 1.0, _size(size, "rand"), generator=generator, dtype=dtype,
                    device=device, requires_grad=requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples of the given size (complex dtypes: variance 1/2 per part)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(randn, *size, generator=generator, requires_grad=requires_grad)
+        return T.created_into("randn", make, out, dtype, device)
     shape = _size(size, "randn")
     dtype = _floating(dtype, "randn", complex_ok=True)
     zero = dtype.np.type(0)
@@ -294,9 +302,14 @@ def uniform(low=0.0, high=1.0, size=(), *, generator=None, dtype=None, device=No
     return _finish(draw(_uniform, scalars, (shape, dtype.np), generator, device), requires_grad)
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+            out=None):
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high,
     size)`` (size also as a keyword); default dtype int64."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(randint, *args, size=size, generator=generator,
+                                 requires_grad=requires_grad)
+        return T.created_into("randint", make, out, dtype, device)
     if size is not None:
         args = (*args, size)
     if len(args) == 2:
@@ -322,8 +335,11 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     return _finish(draw(_randint, scalars, (shape, dtype.np), generator, device), requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """A random permutation of ``0 .. n-1`` (default dtype int64)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(randperm, n, generator=generator, requires_grad=requires_grad)
+        return T.created_into("randperm", make, out, dtype, device)
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"randperm(): n must be non-negative, got {n}")
@@ -336,9 +352,13 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False):
+           requires_grad=False, out=None):
     """Normal samples, as ``torch.normal``: tensor ``mean`` and/or ``std`` (broadcast; the
     result is ``mean + std * z``, differentiable in both) or numbers with ``size``."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(normal, mean, std, size, generator=generator,
+                                 requires_grad=requires_grad)
+        return T.created_into("normal", make, out, dtype, device)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         if size is not None:
             raise TypeError("normal(): size is only taken when mean and std are both numbers")
@@ -371,10 +391,12 @@ def _probability(p, name):
     return p
 
 
-def bernoulli(input, p=None, *, generator=None):
+def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples: ``bernoulli(probs)`` draws each element with the probability in
     ``probs`` (a floating tensor; values outside ``[0, 1]`` act as clipped), and
     ``bernoulli(input, p)`` with probability ``p`` in ``input``'s shape; ``input``'s dtype."""
+    if out is not None:  # PyTorch's
+        return T.into("bernoulli", bernoulli(input, p, generator=generator), out)
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): input must be a Tensor, got {type(input).__name__}")
     gen = generator if generator is not None else default_generator(input.device)

@@ -20,6 +20,7 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
+from . import torch_keywords as T
 
 __all__ = ["take", "take_along_axis"]
 
@@ -136,11 +137,16 @@ def _gather(body, x, indices, axis, static, name):
         first.release()
 
 
-def take(x, indices, /, *, axis=None):
+def take(x=None, indices=None, /, *, axis=None, input=None, index=None):  # noqa: A002
     """Elements of ``x`` at the 1-D integer ``indices`` along ``axis``.
 
-    ``axis`` may be omitted for a tensor of at most one dimension.
+    ``axis`` may be omitted for a tensor of at most one dimension. PyTorch's
+    spelling ``take(input=, index=)`` is ``torch.take``: ``x`` read as flat, ``index``
+    of any shape, a result of ``index``'s shape (:func:`take_flat`).
     """
+    if input is not None or index is not None:
+        return take_flat(T.pick_input("take", x, input), T.pick("take", "indices", indices,
+                                                                "index", index))
     _check_operands(x, indices, "take")
     if len(indices._layout.shape) != 1:
         raise ValueError(f"take() expects 1-D indices, got shape {indices.shape}")
@@ -156,6 +162,17 @@ def take(x, indices, /, *, axis=None):
     if ndim == 0:
         x = x.reshape(1)
     return _gather(_take, x, indices, axis, (), "take")
+
+
+def take_flat(x, index):
+    """PyTorch's ``torch.take``/``x.take(index)``: elements of ``x`` read as a flat
+    tensor (C order, any layout) at ``index`` (any shape; negative counts from the
+    end), shaped like ``index``."""
+    _check_operands(x, index, "take")
+    flat = x.reshape(-1)
+    if flat.shape[0] == 0 and index._layout.numel:
+        raise IndexError("take(): cannot take elements of an empty tensor")
+    return take(flat, index.reshape(-1), axis=0).reshape(index.shape)
 
 
 def take_along_axis(x, indices, /, *, axis=-1):

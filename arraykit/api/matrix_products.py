@@ -18,6 +18,7 @@ from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors import namespace_registry
 from ..tensors.tensor_type import Tensor
+from . import torch_keywords as T
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -62,8 +63,12 @@ def _batch_shape(s1, s2, name):
         ) from None
 
 
-def matmul(x1, x2, /):
-    """Matrix product with NumPy's ``@`` rules (1-D operands are promoted and squeezed)."""
+def matmul(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
+    """Matrix product with NumPy's ``@`` rules (1-D operands are promoted and squeezed);
+    PyTorch's ``input=``, ``other=`` and ``out=`` are read only when given."""
+    if input is not None or other is not None or out is not None:
+        result = matmul(*T.pick_pair("matmul", x1, x2, input, other))
+        return result if out is None else T.into("matmul", result, out)
     dtype = numeric_pair(x1, x2, "matmul")
     s1, s2 = x1._layout.shape, x2._layout.shape
     if not s1 or not s2:
@@ -96,8 +101,12 @@ def _axis_list(axes, ndim, which):
     return (L.normalize_dim(axes, ndim, f"axis of {which}"),)
 
 
-def tensordot(x1, x2, /, *, axes=2):
-    """Contract the given axes of ``x1`` and ``x2`` (an int ``N``: last N of x1 with first N of x2)."""
+def tensordot(x1, x2, /, *, axes=2, dims=None, out=None):
+    """Contract the given axes of ``x1`` and ``x2`` (an int ``N``: last N of x1 with first
+    N of x2); PyTorch's ``dims=`` (for ``axes``) and ``out=`` are accepted."""
+    if dims is not None or out is not None:
+        result = tensordot(x1, x2, axes=T.pick("tensordot", "axes", axes, "dims", dims, 2))
+        return result if out is None else T.into("tensordot", result, out)
     dtype = numeric_pair(x1, x2, "tensordot")
     s1, s2 = x1._layout.shape, x2._layout.shape
     if isinstance(axes, (tuple, list)):

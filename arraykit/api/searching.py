@@ -21,6 +21,7 @@ from ..core.devices import check_same_device
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
+from . import torch_keywords as T
 from .elementwise import _operands
 from .statistical import _axes, _check_nonempty, _check_ordered
 
@@ -115,28 +116,46 @@ def _arg_reduce(body, x, axis, keepdims, name):
     return apply(body, (x,), (axis, bool(keepdims)))
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
+def argmax(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Index of the first maximum along ``axis`` (of the flattened tensor by default)."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(argmax, "argmax", x, input, axis, keepdims, dim, keepdim, out)
     return _arg_reduce(_argmax, x, axis, keepdims, "argmax")
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
+def argmin(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Index of the first minimum along ``axis`` (of the flattened tensor by default)."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(argmin, "argmin", x, input, axis, keepdims, dim, keepdim, out)
     return _arg_reduce(_argmin, x, axis, keepdims, "argmin")
 
 
-def count_nonzero(x, /, *, axis=None, keepdims=False):
+def count_nonzero(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Number of non-zero (for bool: true) elements over ``axis``."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(count_nonzero, "count_nonzero", x, input, axis, keepdims, dim,
+                           keepdim, out)
     require_tensor(x, "count_nonzero")
     return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
-def nonzero(x, /, *, as_tuple=True):
+def nonzero(x=None, /, *, as_tuple=None, input=None, out=None):  # noqa: A002
     """Indices of the non-zero elements, one index tensor per dimension (C order).
 
     ``as_tuple=False`` (PyTorch's default for ``torch.nonzero``, not the standard's)
-    gives them as one ``(count, x.ndim)`` tensor instead, a 0-d ``x`` included.
+    gives them as one ``(count, x.ndim)`` tensor instead, a 0-d ``x`` included; it is
+    the default when PyTorch's ``input=`` or ``out=`` is given.
     """
+    if input is not None or out is not None:  # PyTorch's keywords, PyTorch's default
+        as_tuple = False if as_tuple is None else as_tuple
+        return T.forward(nonzero, "nonzero", x, input, out, as_tuple=as_tuple)
+    as_tuple = True if as_tuple is None else as_tuple
     require_tensor(x, "nonzero")
     if x.ndim == 0 and as_tuple:
         raise ValueError("nonzero() needs a tensor with at least one dimension, got a 0-d tensor")
@@ -151,13 +170,19 @@ def nonzero(x, /, *, as_tuple=True):
     return tuple(t[:count] for t in apply(_nonzero, (x,), (bucket(count),), multiple=True))
 
 
-def where(condition, x1=None, x2=None, /):
+def where(condition, x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
     """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast).
 
     ``x1`` and ``x2`` may be Python scalars (not both); the result dtype follows the
     standard's promotion rules. A non-boolean ``condition`` is tested for non-zero.
-    ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`.
+    ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`. PyTorch's
+    ``input=``, ``other=`` (for ``x1``, ``x2``) and ``out=`` are read only when given.
     """
+    if input is not None or other is not None or out is not None:
+        if input is not None or other is not None:
+            x1, x2 = T.pick_pair("where", x1, x2, input, other)
+        result = where(condition, x1, x2)
+        return result if out is None else T.into("where", result, out)
     require_tensor(condition, "where")
     if x1 is None and x2 is None:
         return nonzero(condition)
@@ -173,12 +198,22 @@ def where(condition, x1=None, x2=None, /):
     return apply(_where, (condition, a, b), (dtype.np,))
 
 
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
+def searchsorted(x1=None, x2=None, /, *, side="left", sorter=None, sorted_sequence=None,
+                 input=None, right=None, out=None):  # noqa: A002 (PyTorch's names)
     """Insertion indices of ``x2`` into the ascending 1-D ``x1`` (or ``x1[sorter]``).
 
     Values are compared exactly as :func:`arraykit.sort` orders them (NaNs last). ``sorter`` entries outside
-    ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy).
+    ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy). PyTorch's ``sorted_sequence=``
+    (``x1``), ``input=`` (``x2``), ``right=`` and ``out=`` are read only when given.
     """
+    if sorted_sequence is not None or input is not None or right is not None or out is not None:
+        x1 = T.pick("searchsorted", "x1", x1, "sorted_sequence", sorted_sequence)
+        x2 = T.pick("searchsorted", "x2", x2, "input", input)
+        if right is not None:
+            side = T.pick("searchsorted", "side", side, "right", "right" if right else "left",
+                          "left")
+        result = searchsorted(x1, x2, side=side, sorter=sorter)
+        return result if out is None else T.into("searchsorted", result, out)
     require_tensor(x1, "searchsorted")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted() expects a 1-D x1, got shape {x1.shape}")

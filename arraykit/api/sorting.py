@@ -18,6 +18,7 @@ from ..core import layout as L
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
+from . import torch_keywords as T
 
 __all__ = ["argsort", "sort"]
 
@@ -40,11 +41,25 @@ def _prepare(x, axis, descending, stable, name):
     return (axis, bool(descending), bool(stable))
 
 
-def sort(x, /, *, axis=-1, descending=False, stable=True):
-    """A sorted copy of ``x`` along ``axis``."""
+def sort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None, input=None,  # noqa: A002
+         out=None):
+    """A sorted copy of ``x`` along ``axis``.
+
+    With PyTorch's keywords (``dim=``, ``input=``, ``out=``), PyTorch's result: a
+    ``(values, indices)`` named tuple, as ``x.sort(dim)``.
+    """
+    if dim is not None or input is not None or out is not None:
+        x = require_tensor(T.pick_input("sort", x, input), "sort")
+        result = x.sort(T.pick("sort", "axis", axis, "dim", dim, -1), descending, stable)
+        return result if out is None else T.into_each("sort", result, out)
     return apply(_sort, (x,), _prepare(x, axis, descending, stable, "sort"))
 
 
-def argsort(x, /, *, axis=-1, descending=False, stable=True):
-    """Indices that sort ``x`` along ``axis`` (default index dtype)."""
+def argsort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None,  # noqa: A002
+            input=None):
+    """Indices that sort ``x`` along ``axis`` (default index dtype); PyTorch's ``dim=``
+    and ``input=`` are accepted."""
+    if dim is not None or input is not None:
+        x = T.pick_input("argsort", x, input)
+        axis = T.pick("argsort", "axis", axis, "dim", dim, -1)
     return apply(_argsort, (x,), _prepare(x, axis, descending, stable, "argsort"))

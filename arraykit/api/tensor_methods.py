@@ -55,7 +55,7 @@ from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
 from .dtype_functions import astype
-from .indexing import take_along_axis
+from .indexing import take_along_axis, take_flat
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
@@ -356,6 +356,8 @@ _attach("reshape_as", lambda self, other: self.reshape(other.shape),
         "``x.reshape_as(other)``: ``x.reshape(other.shape)``.")
 _attach("repeat", _repeat, "``x.repeat(*sizes)``: ``x`` tiled ``sizes[i]`` times along each "
         "dimension (PyTorch's repeat is :func:`arraykit.tile`; at least ``x.ndim`` sizes).")
+_attach("take", take_flat, "``x.take(index)``: elements of ``x`` read as flat at ``index`` "
+        "(any shape), shaped like ``index`` (``torch.take``).")
 _triangle_method("triu", C.triu)
 _triangle_method("tril", C.tril)
 _inplace_twin("triu")

@@ -320,7 +320,10 @@ class Module:
     def to(self, *args, device=None, dtype=None, non_blocking=False):
         """``to(device)``, ``to(dtype)``, ``to(tensor)`` (its device and dtype) or
         ``to(device, dtype)``: converts parameters and buffers in place (a dtype applies
-        to the floating-point ones only); returns self."""
+        to the floating-point ones only); returns self. A JAX sharding is a device too:
+        ``model.to(NamedSharding(mesh, PartitionSpec()))`` replicates the model over a
+        mesh for data parallelism (a single-device model meeting a sharded batch raises
+        instead of being replicated implicitly: see docs/pytorch.md)."""
         for arg in args:
             if isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype
