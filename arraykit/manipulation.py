@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import dtypes as D
+from . import host_results
 from . import layout as L
 from .devices import check_same_device
 from .kernels.launch import apply
@@ -305,7 +306,8 @@ def repeat(x, repeats, /, *, axis=None):
 
     An array of ``repeats`` makes the output shape depend on its values: their sum
     is copied to the host once (a device synchronization), and they cannot be
-    traced values inside ``arraykit.jit``.
+    traced values inside ``arraykit.jit``. CPU tensors are then repeated by NumPy
+    (:mod:`arraykit.host_results`: no compilation per shape).
     """
     require_tensor(x, "repeat")
     if axis is not None:
@@ -330,10 +332,23 @@ def repeat(x, repeats, /, *, axis=None):
             "repeat: an array of repeats must hold concrete values (the output shape "
             "depends on them); pass a Python int or compute repeats outside the trace"
         )
+    values = host_results.host_values(x, repeats)
+    if values is not None:
+        return _repeat_on_host(*values, axis, size, x.device)
     total, lowest = apply(_repeat_counts, (repeats,), (size,)).tolist()
     if lowest < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
     return apply(_repeat_array, (x, repeats), (axis, size, total))
+
+
+def _repeat_on_host(x, repeats, axis, size, device):
+    """:func:`repeat` of a CPU tensor by an array of repeats, computed by NumPy."""
+    repeats = np.broadcast_to(repeats.reshape(-1), (size,)).astype(np.int64)
+    lowest = int(repeats.min(initial=0))
+    if lowest < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
+    out = np.repeat(x.reshape(-1) if axis is None else x, repeats, axis=0 if axis is None else axis)
+    return host_results.to_tensors([out], device)[0]
 
 
 def _roll(x, *args):
