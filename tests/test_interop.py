@@ -379,6 +379,26 @@ DEFAULT_DEVICE = textwrap.dedent("""
 """)
 
 
+KERNELS_OVER_HOST_DATA = textwrap.dedent("""
+    import jax, numpy as np
+    import arraykit as ak
+    d0, d1 = jax.devices("cpu")
+    jax.config.update("jax_default_device", d1)  # stands for a GPU default device
+    a = np.arange(6.0)
+    x = ak.from_numpy(a)  # a d0 tensor over NumPy memory, whatever the default
+    made = {
+        "x * 2": x * 2, "x[2] + 1": x[2] + 1, "x.sum()": x.sum(),
+        "asarray(d0)[1] * x[0]": ak.asarray(np.ones(3), device=d0)[1] * x[0],
+    }
+    x.add_(1)  # computed by a kernel over a private copy, stored by NumPy
+    for name, t in made.items():
+        assert t.device == d0 and t.untyped_storage().buffer.devices() == {d0}, name
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert (x * 2 + ak.ones(6, device=d0)).tolist() == [3.0, 5.0, 7.0, 9.0, 11.0, 13.0]
+    print("ok")
+""")
+
+
 def _run_with_two_cpus(script):
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
@@ -396,6 +416,12 @@ def test_two_cpu_devices_in_subprocess():
 
 def test_default_device_follows_jax_in_subprocess():
     _run_with_two_cpus(DEFAULT_DEVICE)
+
+
+def test_kernels_over_host_data_run_on_the_tensors_device():
+    # kernels whose arguments are all host data (copies of NumPy memory, 0-d CPU views,
+    # cached scalars) ran on JAX's default device, with results claiming another
+    _run_with_two_cpus(KERNELS_OVER_HOST_DATA)
 
 
 def _gpus():
