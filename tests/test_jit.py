@@ -251,7 +251,8 @@ print("ok")
 
 
 def test_data_parallel_step_over_a_mesh_matches_one_device():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    # eight CPU devices, also on a machine with a GPU (whose jax.devices() would be the GPU)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, "-c", SHARDED_STEP], env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -455,7 +455,7 @@ def test_conversions(name):
 
 
 def test_conversions_return_self_when_nothing_changes():
-    x = ak.asarray(A)
+    x = ak.asarray(A, device="cpu")
     assert x.float() is x and x.to(ak.float32) is x and x.to("cpu") is x and x.cpu() is x
     assert x.to(x) is x and x.type(ak.float32) is x
     assert x.to(ak.float32, copy=True) is not x
@@ -493,7 +493,8 @@ def test_type_names_and_properties():
 
 def test_devices():
     cpu = jax_cpu()
-    assert ak.device("cpu") == cpu == ak.zeros(1).device
+    assert ak.device("cpu") == cpu == ak.zeros(1, device="cpu").device
+    assert ak.zeros(1).device == ak.__array_namespace_info__().default_device()
     assert ak.device("cpu", 0) == cpu and ak.device(cpu) is cpu
     assert ak.zeros(2, device=ak.device("cpu")).device == cpu
     with pytest.raises(ValueError, match="unknown device"):
@@ -847,7 +848,7 @@ def test_every_shared_function_and_method_takes_torchs_keywords():
 
 def _shared_elementwise(arity):
     """Names of arraykit's element-wise functions of ``arity`` operands that torch has."""
-    from arraykit import elementwise
+    from arraykit.api import elementwise
 
     names = []
     for name in elementwise.__all__:

@@ -71,13 +71,29 @@ def _program(t):
     cols[1] = cols[0] * 2
     diag.mul_(-1.0)
     t[1:] += t[:-1]  # overlapping source and target
-    t[t.numpy() > 100 if not isinstance(t.untyped_storage().buffer, jax.core.Tracer) else np.zeros(t.shape, bool)] = 0.0
+    t[t > 100] = 0.0
     t.clamp_(-50.0, 60.0)
     return t, rows, diag
 
 
+def _np_program(a):
+    """:func:`_program` in NumPy."""
+    rows, cols = a[1:], a.T
+    diag = a[:, :3].diagonal()  # read-only in NumPy: written through ``a`` below
+    rows[:, ::2] += 1.0
+    cols[1] = cols[0] * 2
+    a[np.arange(3), np.arange(3)] *= -1.0
+    a[1:] += a[:-1].copy()
+    a[a > 100] = 0.0
+    np.clip(a, -50.0, 60.0, out=a)
+    return a, rows, diag
+
+
 def test_views_and_writes_inside_jit_match_eager():
-    init = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    # values the masked write (> 100) and both bounds of the clamp change
+    init = (np.arange(16.0, dtype=np.float32) * 9 - 40).reshape(4, 4)
+    want = _np_program(init.copy())
+    assert (want[0] == 0).any() and (want[0] == 60).any() and (want[0] == -50).any()
     eager = _program(ak.asarray(init))
     base = ak.asarray(init)
     leaves, treedef = jax.tree_util.tree_flatten(base)
@@ -86,8 +102,9 @@ def test_views_and_writes_inside_jit_match_eager():
         return [_values(v) for v in _program(jax.tree_util.tree_unflatten(treedef, [buf]))]
 
     got = jax.jit(traced)(leaves[0])
-    for g, e in zip(got, eager):
-        np.testing.assert_array_equal(np.asarray(g), e.numpy())
+    for g, e, w in zip(got, eager, want):
+        np.testing.assert_array_equal(e.numpy(), w)
+        np.testing.assert_array_equal(np.asarray(g), w)
     np.testing.assert_array_equal(base.numpy(), init)  # the traced program did not touch the input
 
 

@@ -22,6 +22,7 @@ from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
 from . import torch_keywords as T
+from . import host_results
 
 __all__ = [
     "broadcast_arrays",
@@ -339,7 +340,8 @@ def repeat(x, repeats, /, *, axis=None):
 
     An array of ``repeats`` makes the output shape depend on its values: their sum
     is copied to the host once (a device synchronization), and they cannot be
-    traced values inside ``arraykit.jit``.
+    traced values inside ``arraykit.jit``. CPU tensors are then repeated by NumPy
+    (:mod:`arraykit.host_results`: no compilation per shape).
     """
     require_tensor(x, "repeat")
     if axis is not None:
@@ -364,10 +366,23 @@ def repeat(x, repeats, /, *, axis=None):
             "repeat: an array of repeats must hold concrete values (the output shape "
             "depends on them); pass a Python int or compute repeats outside the trace"
         )
+    values = host_results.host_values(x, repeats)
+    if values is not None:
+        return _repeat_on_host(*values, axis, size, x.device)
     total, lowest = apply(_repeat_counts, (repeats,), (size,)).tolist()
     if lowest < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
     return apply(_repeat_array, (x, repeats), (axis, size, total))
+
+
+def _repeat_on_host(x, repeats, axis, size, device):
+    """:func:`repeat` of a CPU tensor by an array of repeats, computed by NumPy."""
+    repeats = np.broadcast_to(repeats.reshape(-1), (size,)).astype(np.int64)
+    lowest = int(repeats.min(initial=0))
+    if lowest < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
+    out = np.repeat(x.reshape(-1) if axis is None else x, repeats, axis=0 if axis is None else axis)
+    return host_results.to_tensors([out], device)[0]
 
 
 def _roll(x, *args):

@@ -4,8 +4,9 @@ searchsorted and where.
 ``nonzero`` has a data-dependent shape: one kernel counts the non-zero elements,
 the count is synchronised to the host once, and a second kernel produces the
 indices into buffers of that count rounded up to a power of two (see
-:func:`bucket`); the results are views of the exact length. It cannot run under a
-JAX trace. Every index result
+:func:`bucket`); the results are views of the exact length. A CPU tensor's indices
+are computed by NumPy instead (:mod:`arraykit.host_results`: no compilation). It
+cannot run under a JAX trace. Every index result
 has the default index dtype ``int64``.
 """
 
@@ -22,12 +23,16 @@ from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
+from . import host_results
 from .elementwise import _operands
 from .statistical import _axes, _check_nonempty, _check_ordered
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 _INDEX = np.dtype(np.int64)
+# jnp.searchsorted's binary search unrolled (log2(n) steps): the same results as its
+# default loop, and about half the compile time of a new shape on the CPU
+SEARCH_METHOD = "scan_unrolled"
 
 
 def bucket(n):
@@ -86,7 +91,7 @@ def _where(c, a, b, np_dtype):
 def _searchsorted(a, v, side, np_dtype):
     (ka,) = O.sort_keys(a.astype(np_dtype))
     (kv,) = O.sort_keys(v.astype(np_dtype))
-    return jnp.searchsorted(ka, kv, side=side).astype(_INDEX)
+    return jnp.searchsorted(ka, kv, side=side, method=SEARCH_METHOD).astype(_INDEX)
 
 
 def _searchsorted_sorter(a, v, sorter, side, np_dtype):
@@ -164,6 +169,11 @@ def nonzero(x=None, /, *, as_tuple=None, input=None, out=None):  # noqa: A002
             "nonzero() has a data-dependent output shape and cannot run under a JAX "
             "trace; use arraykit.where or a mask multiply instead"
         )
+    values = host_results.host_values(x)
+    if values is not None:
+        found = (np.argwhere(values[0]),) if not as_tuple else np.nonzero(values[0])
+        found = host_results.to_tensors([f.astype(_INDEX) for f in found], x.device)
+        return found[0] if not as_tuple else tuple(found)
     count = int(apply(_count_nonzero, (x,), (tuple(range(x.ndim)), False)).item())
     if not as_tuple:
         return apply(_argwhere, (x,), (bucket(count),))[:count]

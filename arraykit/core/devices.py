@@ -266,11 +266,13 @@ def import_dlpack(x, device=None, copy=None):
 
     CPU producers are read through NumPy's DLPack consumer; their memory is aliased
     when ``copy`` is not True and JAX can alias it (64-byte-aligned, non-negative
-    strides), else copied. Other devices go through ``jax.dlpack``.
+    strides), else copied. Other devices go through ``jax.dlpack``. Without a
+    ``device`` the tensor stays on the producer's device (a CPU producer gives a CPU
+    tensor whatever the default device is), as the array API asks.
     """
     kind, _ = x.__dlpack_device__()
-    if int(kind) == 1:
-        return import_host(np.from_dlpack(x), device or default_device(), copy)
+    if int(kind) == 1:  # without a device, the producer's (the array API): the CPU
+        return import_host(np.from_dlpack(x), device or _from_string("cpu"), copy)
     arr = jax.dlpack.from_dlpack(x, device=device, copy=copy)
     return arr, L.contiguous(arr.shape), not copy
 
