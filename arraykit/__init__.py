@@ -41,7 +41,9 @@ from .tensor_type import (
 from .utility import *  # noqa: F401,F403
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
 from .autograd import functional_grad as grad
+from .autocasting import autocast
 from .jit import jit
+from .precision import get_float32_matmul_precision, set_float32_matmul_precision
 
 __array_api_version__ = api_versions.LATEST
 
@@ -51,7 +53,8 @@ _CORE = [
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
     "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "grad", "value_and_grad", "vjp", "jit",
+    "grad", "value_and_grad", "vjp", "jit", "autocast", "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
 ]
 
 __all__ = (

@@ -20,6 +20,8 @@ import numpy as np
 
 from . import dtypes as D
 from . import layout as L
+from .precision import any_autocast
+from .autocasting import coerce
 from .devices import check_same_device, put
 from .kernels import bodies as B
 from .kernels.launch import apply
@@ -175,6 +177,7 @@ def _unary(body, x, kinds, name):
         raise TypeError(f"{name}() expects an arraykit tensor, got {type(x).__name__}")
     if x._dtype.kind not in kinds:
         raise _category_error(name, kinds, x)
+    (x,) = coerce(name, x)
     return apply(body, (x,))
 
 
@@ -183,6 +186,8 @@ def _binary(body, kinds, name, doc):
     the operands promoted by :func:`_operands`, whose dtype must be one of ``kinds``.
     Every binary op runs this, so ``_operands``' first case (two tensors of one shape
     on one device) is repeated inline: a call less per op."""
+
+    autocast_op = name if name == "pow" else None  # the one binary op in autocast's table
 
     def binary(x1, x2, /):
         if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
@@ -193,6 +198,9 @@ def _binary(body, kinds, name, doc):
             a, b = x1, x2
         else:
             a, b, dtype = _operands(x1, x2)
+        if autocast_op is not None and any_autocast():
+            a, b = coerce(autocast_op, a, b)
+            dtype = _PROMOTE[a._dtype, b._dtype]
         if dtype.kind not in kinds:
             raise _category_error(name, kinds, x1, x2, promoted=dtype)
         return apply(body, (a, b), (dtype,))

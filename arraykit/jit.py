@@ -25,7 +25,8 @@ must not be traced from two threads at once with shared tensors.
 
 One compilation per signature: the pytree structure of the arguments, their
 tensors' shapes, dtypes, layouts and devices, which arguments share storages,
-and the static arguments; a signature is traced again when a storage it closed
+the static arguments, and the compute modes (float32 matmul precision and
+autocast state, :func:`arraykit.precision.mode`); a signature is traced again when a storage it closed
 over or kept is gone.
 As with ``jax.jit``, Python side effects run only while tracing: a function must
 leave the same Python-side structure (the same tensors in the same places) on
@@ -49,6 +50,7 @@ import numpy as np
 from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
 
 from . import buffer_pool
+from . import precision
 from . import storage as S
 from . import x64
 from .devices import put
@@ -145,7 +147,7 @@ def _signature(args, static):
             storages.append(st)
         return positions[id(st)]
 
-    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static)
+    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static, precision.mode())
     return key, storages, [leaf for leaf in leaves if _is_array(leaf)]
 
 
@@ -175,7 +177,7 @@ def _flat_signature(args):
             index = len(storages)
             storages.append(st)
         keys.append((index, x._layout, x._dtype, st.device, st._buffer.shape))
-    return ("flat", tuple(keys)), storages
+    return ("flat", tuple(keys), precision.mode()), storages
 
 
 def _short(leaf_key):
@@ -190,7 +192,7 @@ def _as_full(key):
     """A flat-tensor key in the general key's form (for describing changes)."""
     if key[0] != "flat":
         return key
-    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), ())
+    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), (), key[2])
 
 
 def _describe_change(old, new):
@@ -199,6 +201,8 @@ def _describe_change(old, new):
         return "first call"
     if old == new:
         return "a storage the function closed over or kept is gone"
+    if old[-1] != new[-1]:
+        return f"the matmul precision or autocast state changed ({old[-1]} -> {new[-1]})"
     if old[0] == "flat" or new[0] == "flat":
         old, new = _as_full(old), _as_full(new)
     if old[0] != new[0]:

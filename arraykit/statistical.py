@@ -23,6 +23,7 @@ from jax import lax
 from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
+from .autocasting import coerce
 from .kernels.launch import apply
 from .tensor_type import require_tensor
 
@@ -163,6 +164,8 @@ def _cumprod(x, axis, include_initial, np_dtype):
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
     require_tensor(x, "sum")
+    if dtype is None:
+        (x,) = coerce("sum", x)
     dtype = _result_dtype(x, dtype, "sum")
     return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
@@ -170,6 +173,8 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
     require_tensor(x, "prod")
+    if dtype is None:
+        (x,) = coerce("prod", x)
     dtype = _result_dtype(x, dtype, "prod")
     return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
@@ -255,6 +260,8 @@ def _cumulative(body, x, axis, dtype, include_initial, name):
         axis = 0
     else:
         axis = L.normalize_dim(axis, ndim, "axis")
+    if dtype is None:
+        (x,) = coerce(name, x)
     dtype = _result_dtype(x, dtype, name)
     return apply(body, (x,), (axis, bool(include_initial), dtype.np))
 
