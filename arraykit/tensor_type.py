@@ -17,6 +17,7 @@ import operator
 import jax
 import numpy as np
 
+from . import deferred_checks
 from . import dtypes as D
 from . import indexing_keys as K
 from . import layout as L
@@ -200,6 +201,7 @@ class Tensor:
         """
         st = self._storage
         if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
+            deferred_checks.report()
             adopt(st)
             return st.host_array(self._layout)
         return self._values()
@@ -214,6 +216,7 @@ class Tensor:
         st = self._storage
         if isinstance(st._buffer, jax.core.Tracer):
             raise _concrete_value_error("numpy()", self)
+        deferred_checks.report()
         if st.device.platform == "cpu":
             with st.lock:
                 return np.array(st.host_array(lay))
@@ -226,6 +229,7 @@ class Tensor:
         marked shared), else a fresh copy; ``copy=False`` raises."""
         lay = self._layout
         st = self._storage
+        deferred_checks.report()
         if is_host(st):
             values = st.host_array(lay)
             if copy:

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import deferred_checks
 from .. import dtypes as D
 from .. import layout as L
 from .. import precision as P
@@ -171,10 +172,35 @@ def _check_targets(x, target, by_index, ignore_index, name):
         )
     if is_traced(target) or not target.size:
         return
-    values = target._values()  # a snapshot: numpy() would move the storage to NumPy memory
-    bad = values[((values < 0) | (values >= x.shape[1])) & (values != ignore_index)]
+    classes = x.shape[1]
+    _check_indices(target, classes, ignore_index, lambda bad: IndexError(
+        f"{name}: target {bad} is out of bounds for {classes} classes"))
+
+
+def _first_outside(values, size, ignore):
+    """``[found, value]``: whether an element of ``values`` lies outside ``[0, size)``
+    other than ``ignore`` (None: no exception), and the first such element."""
+    flat = values.reshape(-1)
+    bad = (flat < 0) | (flat >= size)
+    if ignore is not None:
+        bad &= flat != ignore
+    return jnp.stack([jnp.any(bad).astype(flat.dtype), flat[jnp.argmax(bad)]])
+
+
+def _check_indices(indices, size, ignore, error):
+    """Raise ``error(value)`` for an element of the concrete ``indices`` outside
+    ``[0, size)`` (``ignore`` excepted, unless None): at once on the host, or, on a device that defers
+    its checks, from a kernel read where the host next reads values
+    (:mod:`arraykit.deferred_checks`)."""
+    if deferred_checks.deferring(indices._storage.device):
+        found = apply(_first_outside, (indices,), (size, ignore))._storage.buffer
+        deferred_checks.defer(found, lambda host: error(int(host[1])) if host[0] else None)
+        return
+    values = indices._values()  # a snapshot: numpy() would move the storage to NumPy memory
+    outside = (values < 0) | (values >= size)
+    bad = values[outside if ignore is None else outside & (values != ignore)]
     if bad.size:
-        raise IndexError(f"{name}: target {int(bad[0])} is out of bounds for {x.shape[1]} classes")
+        raise error(int(bad[0]))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -471,10 +497,8 @@ def embedding(input, weight, padding_idx=None):
             raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings {rows}")
         padding_idx %= rows
     if not is_traced(input) and input.size:
-        values = input._values()  # a snapshot (numpy() shares memory)
-        bad = values[(values < 0) | (values >= rows)]
-        if bad.size:
-            raise IndexError(f"embedding: index {int(bad[0])} is out of range for {rows} embeddings")
+        _check_indices(input, rows, None, lambda bad: IndexError(
+            f"embedding: index {bad} is out of range for {rows} embeddings"))
     return apply(_embedding_body, (weight, input), (padding_idx,))
 
 
