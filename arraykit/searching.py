@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _ordering as O
+from . import deferred_checks
 from . import dtypes as D
 from . import layout as L
 from .devices import check_same_device
@@ -208,10 +209,19 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     out, bounds = apply(
         _searchsorted_sorter_checked, (x1, x2, sorter), (side, dtype.np), multiple=True
     )
-    lo, hi = bounds.tolist()
-    if lo < 0 or hi >= x1.size:
+    size = x1.size
+
+    def error_of(host_bounds):
+        lo, hi = host_bounds.tolist()
+        if lo >= 0 and hi < size:
+            return None
         bad = lo if lo < 0 else hi
-        raise ValueError(
-            f"searchsorted() sorter index {bad} is out of range for x1 of size {x1.size}"
-        )
+        return ValueError(f"searchsorted() sorter index {bad} is out of range for x1 of size {size}")
+
+    if deferred_checks.deferring(sorter.device):
+        deferred_checks.defer(bounds._storage.buffer, error_of)
+        return out
+    error = error_of(bounds.numpy())
+    if error is not None:
+        raise error
     return out

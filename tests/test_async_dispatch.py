@@ -150,7 +150,7 @@ def test_deferred_checks_wait_for_nothing_and_raise_at_the_next_read():
 
 
 @pytest.mark.parametrize("case", ["take", "take_along_axis", "gather", "index_select", "put",
-                                  "scatter", "embedding", "nll_loss"])
+                                  "scatter", "embedding", "nll_loss", "searchsorted"])
 def test_each_checked_op_defers_and_names_itself(case):
     x = _rand(4, 5)
     bad_rows = ak.asarray(np.array([0, 7]), device="cpu")
@@ -167,13 +167,18 @@ def test_each_checked_op_defers_and_names_itself(case):
         "nll_loss": (lambda: F.nll_loss(x, ak.asarray(np.array([0, 1, 5, 2]), device="cpu")),
                      "nll_loss: target 5"),
     }
+    calls["searchsorted"] = (
+        lambda: ak.searchsorted(_rand(5), _rand(3), sorter=ak.asarray(np.array([0, 1, 2, 3, 8]),
+                                                                        device="cpu")),
+        "searchsorted\\(\\) sorter index 8")
     call, message = calls[case]
-    with pytest.raises(IndexError, match=message):
+    error = ValueError if case == "searchsorted" else IndexError
+    with pytest.raises(error, match=message):
         call()  # the CPU checks at once
     with deferred_checks.forced(True):
         out = call()  # queued: no error yet
         assert deferred_checks.pending() >= 1
-        with pytest.raises(IndexError, match=message):
+        with pytest.raises(error, match=message):
             out.tolist()
         assert deferred_checks.pending() == 0
 
