@@ -42,6 +42,9 @@ from .utility import *  # noqa: F401,F403
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
 from .autograd import functional_grad as grad
 from .autocasting import autocast
+from .compilation_cache import (
+    compilation_cache_info, get_compilation_cache_dir, set_compilation_cache_dir,
+)
 from .jit import jit
 from .precision import get_float32_matmul_precision, set_float32_matmul_precision
 
@@ -54,7 +57,8 @@ _CORE = [
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
     "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "grad", "value_and_grad", "vjp", "jit", "autocast", "set_float32_matmul_precision",
-    "get_float32_matmul_precision",
+    "get_float32_matmul_precision", "set_compilation_cache_dir", "get_compilation_cache_dir",
+    "compilation_cache_info",
 ]
 
 __all__ = (

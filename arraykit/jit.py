@@ -50,6 +50,7 @@ import numpy as np
 from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
 
 from . import buffer_pool
+from . import compilation_cache
 from . import precision
 from . import storage as S
 from . import x64
@@ -307,7 +308,9 @@ class _Program:
         # keep_unused: the HLO's parameter numbers stay the input positions (see
         # _copied_parameters), and recycled buffers, which the program never reads, stay
         jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
-        return jitted.lower(*bufs, *recycled).compile()
+        devices = next((b.sharding.device_set for b in bufs if isinstance(b, jax.Array)),
+                       (jax.devices()[0],))
+        return compilation_cache.compile(jitted.lower(*bufs, *recycled), donate + extra, devices)
 
     def run(self, bufs, recycled):
         """Run on ``bufs``, writing the ``needs`` outputs into ``recycled`` when given."""
