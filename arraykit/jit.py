@@ -640,18 +640,22 @@ def _donation(entry, inputs, arg_storages, donated):
 
 
 def _install(st, buf):
-    """Make ``buf`` the storage's buffer; returns (old buffer, device) when the old
-    buffer was private and may be recycled, else None."""
+    """Make ``buf`` the storage's buffer; returns (old buffer, device, bytes) when the
+    old buffer was private and large enough for the buffer pool, else None."""
     st.version += 1
     old = st._buffer
-    if type(old) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place
+    if type(old) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place:
+        # storing into it waits for the program (the user's memory holds the result)
         old[...] = np.asarray(buf).reshape(old.shape)
         return None
     private = not st.shared
     st._buffer = buf
     st._host = None
     st.shared = False
-    return (old, st.device) if private else None
+    nbytes = st._counted
+    if private and nbytes is not None and nbytes >= buffer_pool.MIN_BYTES:
+        return old, st.device, nbytes
+    return None
 
 
 def _recycled(program, entry, inputs, kept):
@@ -671,13 +675,13 @@ def _recycled(program, entry, inputs, kept):
 
 
 def _recycle_released(released):
-    """Offer the replaced buffers to the pool (donated ones are deleted and skipped)."""
+    """Offer the large replaced buffers to the pool (donated ones are deleted and skipped)."""
     while released:
         item = released.pop()
         if item is not None:
-            buf, device = item
+            buf, device, nbytes = item
             del item
-            buffer_pool.recycle(buf, device, buf.nbytes)
+            buffer_pool.recycle(buf, device, nbytes)
 
 
 def _abstract(buf):
