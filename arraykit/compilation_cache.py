@@ -35,7 +35,7 @@ from jax.experimental import serialize_executable
 
 ENVIRONMENT_VARIABLE = "ARRAYKIT_COMPILATION_CACHE"
 
-_directory = os.environ.get(ENVIRONMENT_VARIABLE) or None
+_directory = os.path.expanduser(os.environ.get(ENVIRONMENT_VARIABLE) or "") or None
 _STATS = {"hits": 0, "misses": 0, "writes": 0, "errors": 0}
 _LOCK = threading.Lock()
 
@@ -45,7 +45,7 @@ def set_compilation_cache_dir(path):
     needed) and reuse them across processes; ``None`` switches the cache off."""
     global _directory
     if path is not None:
-        path = os.fspath(path)
+        path = os.path.expanduser(os.fspath(path))
         os.makedirs(path, exist_ok=True)
     _directory = path
 
