@@ -653,7 +653,9 @@ def _install(st, buf):
     st._host = None
     st.shared = False
     nbytes = st._counted
-    if private and nbytes is not None and nbytes >= buffer_pool.MIN_BYTES:
+    if nbytes is None:  # a storage made during the trace (kept): counted by no one
+        nbytes = math.prod(old.shape) * st.dtype.itemsize
+    if private and nbytes >= buffer_pool.MIN_BYTES:
         return old, st.device, nbytes
     return None
 
