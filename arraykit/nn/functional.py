@@ -470,7 +470,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     operands = (x.permute(0, 2, 3, 1) if nhwc else x, weight)
     if bias is not None:
         operands += (bias,)
-    precision = P.dot_precision(D.promote(x._dtype, weight._dtype).np, x.device, "conv")
+    precision = P.dot_precision(D.promote(x._dtype, weight._dtype).np, x._storage.device, "conv")
     out = apply(_conv2d_body, operands, ((stride, pads, dilation, groups, nhwc, precision),))
     if nhwc:
         out = out.permute(0, 3, 1, 2)
