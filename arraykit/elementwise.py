@@ -20,11 +20,11 @@ import numpy as np
 
 from . import dtypes as D
 from . import layout as L
-from .precision import any_autocast
 from .autocasting import coerce
 from .devices import check_same_device, put
 from .kernels import bodies as B
 from .kernels.launch import apply
+from .precision import any_autocast
 from .tensor_type import Tensor
 
 __all__ = [
@@ -190,6 +190,8 @@ def _binary(body, kinds, name, doc):
     autocast_op = name if name == "pow" else None  # the one binary op in autocast's table
 
     def binary(x1, x2, /):
+        if autocast_op is not None and any_autocast():
+            x1, x2 = coerce(autocast_op, x1, x2)
         if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
                 and x1._layout.shape == x2._layout.shape):
             dtype = x1._dtype
@@ -198,9 +200,6 @@ def _binary(body, kinds, name, doc):
             a, b = x1, x2
         else:
             a, b, dtype = _operands(x1, x2)
-        if autocast_op is not None and any_autocast():
-            a, b = coerce(autocast_op, a, b)
-            dtype = _PROMOTE[a._dtype, b._dtype]
         if dtype.kind not in kinds:
             raise _category_error(name, kinds, x1, x2, promoted=dtype)
         return apply(body, (a, b), (dtype,))

@@ -71,8 +71,6 @@ def test_tf32_preset_is_what_a_gpu_gets_for_high():
     # the preset lowers for CUDA (checked here by lowering for that platform)
     a = jax.ShapeDtypeStruct((4, 4), np.float32)
     preset = P._DOT["high"][0]
-    text = jax.jit(lambda x, y: x @ jax.numpy.asarray(y)).trace(a, a)  # smoke: traces
-    del text
     lowered = jax.jit(lambda x, y: jax.numpy.matmul(x, y, precision=preset)).trace(a, a).lower(
         lowering_platforms=("cuda",)).as_text()
     assert "tf32" in lowered
@@ -287,6 +285,21 @@ def test_autocast_nests_disables_and_decorates():
     assert product(x, w).dtype == ak.bfloat16
     assert (x @ w).dtype == ak.float32
     assert P.mode() == ("highest", ())
+
+
+def test_gpu_policy_casts_pow_and_exp_up_and_scalars_pass_through(monkeypatch):
+    # the GPU table, exercised on CPU tensors by pointing the CPU's entry at it
+    monkeypatch.setitem(POLICY, "cpu", POLICY["gpu"])
+    x = _t(np.full((2, 2), 1.5, np.float32)).to(ak.bfloat16)
+    with ak.autocast("cpu"):
+        assert (x ** 2).dtype == ak.float32
+        assert ak.pow(x, x).dtype == ak.float32
+        assert ak.exp(x).dtype == ak.float32
+        assert ak.sum(x).dtype == ak.float32
+        assert ak.sum(x, dtype=ak.bfloat16).dtype == ak.bfloat16  # an explicit dtype wins
+        assert F.softmax(x, dim=1).dtype == ak.float32
+        assert (x * 2).dtype == ak.bfloat16  # not in the table: follows its input
+    np.testing.assert_allclose((x ** 2).numpy(), 2.25)
 
 
 def test_autocast_for_another_device_type_leaves_cpu_ops_alone():
