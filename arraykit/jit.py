@@ -26,7 +26,7 @@ must not be traced from two threads at once with shared tensors.
 One compilation per signature: the pytree structure of the arguments, their
 tensors' shapes, dtypes, layouts and devices, which arguments share storages,
 the static arguments, and the compute modes (float32 matmul precision and
-autocast state, :func:`arraykit.precision.mode`); a signature is traced again when a storage it closed
+autocast state, :func:`arraykit.core.precision.mode`); a signature is traced again when a storage it closed
 over or kept is gone.
 As with ``jax.jit``, Python side effects run only while tracing: a function must
 leave the same Python-side structure (the same tensors in the same places) on
@@ -48,16 +48,16 @@ import weakref
 import jax
 import numpy as np
 
-from . import buffer_pool
-from . import compilation_cache
-from . import precision
-from . import storage as S
-from . import x64
-from .devices import put
-from .jax_compat import eval_jaxpr
+from .core import buffer_pool
+from .core import storage as S
+from .core import x64
+from .core.devices import put
+from .core.jax_compat import eval_jaxpr
+from .core.storage import Storage
+from .core import precision
+from .kernels import compilation_cache
 from .kernels import launch
-from .storage import Storage
-from .tensor_type import Tensor
+from .tensors.tensor_type import Tensor
 
 _TRACE_LOCK = threading.Lock()
 _ONE_LEAF = jax.tree_util.tree_structure(0)
@@ -91,7 +91,7 @@ class _Trace:
         if id(st) in self.saved or isinstance(buf, jax.core.Tracer):
             return
         if type(buf) is np.ndarray:
-            # NumPy memory (arraykit.host_memory): JAX would wrap it as a new constant
+            # NumPy memory (arraykit.core.host_memory): JAX would wrap it as a new constant
             # object, so a JAX copy stands in for it, recognisable by identity.
             self.numpy_memory[id(st)] = buf
             with jax.ensure_compile_time_eval():  # a concrete array, not a traced value
@@ -277,7 +277,7 @@ class _Program:
     donation, except the ``required`` ones (``donate_argnums``: the caller gave them up).
 
     ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
-    (:mod:`arraykit.buffer_pool`) per output in ``needs`` (the large written or kept
+    (:mod:`arraykit.core.buffer_pool`) per output in ``needs`` (the large written or kept
     outputs that no donated input aliases), runs a variant that takes them as
     donated inputs: the program ignores their values and XLA writes those outputs
     into memory that is already mapped instead of fresh pages. Compiled on first use.
@@ -579,7 +579,7 @@ def _run(entry, arg_storages, donated=(), arrays=()):
         traced = False
         for k, b in enumerate(bufs):
             if type(b) is np.ndarray:
-                # NumPy memory (arraykit.host_memory) enters as a private copy: the
+                # NumPy memory (arraykit.core.host_memory) enters as a private copy: the
                 # program may run after the call returns, while NumPy writes the memory.
                 bufs[k] = b.copy()
             elif isinstance(b, jax.core.Tracer):
@@ -644,8 +644,7 @@ def _install(st, buf):
     old buffer was private and large enough for the buffer pool, else None."""
     st.version += 1
     old = st._buffer
-    if type(old) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place:
-        # storing into it waits for the program (the user's memory holds the result)
+    if type(old) is np.ndarray:  # NumPy memory (arraykit.core.host_memory) stays in place
         old[...] = np.asarray(buf).reshape(old.shape)
         return None
     private = not st.shared

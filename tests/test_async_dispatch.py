@@ -16,7 +16,7 @@ import pytest
 
 import arraykit as ak
 import arraykit.nn.functional as F
-from arraykit import deferred_checks
+from arraykit.core import deferred_checks
 
 _ATTEMPTS = 5
 _N = 512  # a 512x512 float32 matmul chain: tens of milliseconds on a CPU core

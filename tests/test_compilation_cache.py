@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import arraykit as ak
-from arraykit import compilation_cache
+from arraykit.kernels import compilation_cache
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,8 @@ import torch
 
 import arraykit as ak
 import arraykit.nn.functional as F
-from arraykit import precision as P
-from arraykit.autocasting import POLICY
+from arraykit.core import precision as P
+from arraykit.api.autocasting import POLICY
 from arraykit.kernels import launch
 
 CPU = "cpu"

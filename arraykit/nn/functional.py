@@ -15,15 +15,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import deferred_checks
-from .. import dtypes as D
-from .. import layout as L
-from .. import precision as P
-from ..autocasting import coerce
 from ..autograd.function import Function
 from ..autograd.mode import is_grad_enabled
+from ..api.autocasting import coerce
+from ..core import deferred_checks
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core import precision as P
 from ..kernels.launch import apply
-from ..tensor_type import channels_last, is_traced, require_tensor
+from ..tensors.tensor_type import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
 
 __all__ = [
@@ -191,7 +191,7 @@ def _check_indices(indices, size, ignore, error):
     """Raise ``error(value)`` for an element of the concrete ``indices`` outside
     ``[0, size)`` (``ignore`` excepted, unless None): at once on the host, or, on a device that defers
     its checks, from a kernel read where the host next reads values
-    (:mod:`arraykit.deferred_checks`)."""
+    (:mod:`arraykit.core.deferred_checks`)."""
     if deferred_checks.deferring(indices._storage.device):
         found = apply(_first_outside, (indices,), (size, ignore))._storage.buffer
         deferred_checks.defer(found, lambda host: error(int(host[1])) if host[0] else None)
@@ -355,7 +355,7 @@ def silu(input, inplace=False):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
-    from ..linear_algebra import matmul
+    from ..api.matrix_products import matmul
 
     input, weight, bias = coerce("linear", input, weight, bias)
     out = matmul(input, weight.mT)
@@ -391,7 +391,7 @@ def dropout(input, p=0.5, training=True, inplace=False, *, key=None, generator=N
         out = draw(_dropout_mask, (x,), (1.0 - float(p),), generator,
                    x.device if generator is None else None)
     else:
-        from ..creation import asarray
+        from ..api.creation import asarray
 
         data = asarray(np.asarray(jax.random.key_data(key)), device=x.device)
         out = apply(_dropout_body, (x, data), (1.0 - float(p),))

@@ -6,7 +6,7 @@ silently): indices on the CPU are checked on the host, and the gather is dispatc
 on the very buffer checked, in one step under the storages' locks (a concurrent
 write cannot slip unchecked indices in); elsewhere the gather kernel also returns
 the smallest and largest index it used, checked where the host next reads values
-(:mod:`arraykit.deferred_checks`), so the call does not wait for the device.
+(:mod:`arraykit.core.deferred_checks`), so the call does not wait for the device.
 Under a JAX trace no check is possible; out-of-range positions are filled (NaN for
 floating dtypes, the dtype's minimum for integers, ``True`` for booleans).
 """
@@ -17,11 +17,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import deferred_checks
-from . import layout as L
-from .devices import check_same_device
-from .kernels.launch import apply
-from .tensor_type import require_tensor
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors.tensor_type import require_tensor
+from ..core import deferred_checks
 
 __all__ = ["take", "take_along_axis"]
 

@@ -15,7 +15,7 @@ differ between its CPU and CUDA autocast):
 The casts are ordinary recorded ops (``astype``), so gradients flow back through
 them and parameter gradients arrive in the parameters' dtype. Under
 ``arraykit.jit`` they are traced into the program, and the autocast state is part of
-the signature (see :mod:`arraykit.precision`). Ops apply the policy where they check
+the signature (see :mod:`arraykit.core.precision`). Ops apply the policy where they check
 their operands, through :func:`coerce` with their name; the table is the only place
 that says which op does what.
 
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import functools
 
-from . import dtypes as D
-from . import precision as P
-from .data_types import astype
+from ..core import dtypes as D
+from ..core import precision as P
+from .dtype_functions import astype
 
 __all__ = ["autocast", "coerce", "POLICY", "LOWER", "FLOAT32"]
 

@@ -15,13 +15,14 @@ import operator
 import jax
 import jax.numpy as jnp
 
-from . import dtypes as D
-from . import layout as L
-from . import precision as P
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors import namespace_registry
+from ..tensors.tensor_type import Tensor
+from ..core import precision as P
 from .autocasting import coerce
-from .devices import check_same_device
-from .kernels.launch import apply
-from .tensor_type import Tensor
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -177,3 +178,6 @@ def vecdot(x1, x2, /, *, axis=-1):
     dtype = D.promote(x1._dtype, x2._dtype)
     axis = vector_axis(x1, x2, axis, "vecdot")
     return apply(_vecdot, (x1, x2), (axis, dtype.np, _precision(dtype, x1)))
+
+
+namespace_registry.register(matmul=matmul)

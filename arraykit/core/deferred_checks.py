@@ -30,7 +30,7 @@ _force = None  # None: defer off the CPU; True / False: always / never
 
 
 def deferring(device):
-    """Whether checks of data on ``device`` are deferred (:mod:`arraykit.deferred_checks`)."""
+    """Whether checks of data on ``device`` are deferred (:mod:`arraykit.core.deferred_checks`)."""
     if _force is not None:
         return _force
     return device.platform != "cpu"
