@@ -25,7 +25,8 @@ must not be traced from two threads at once with shared tensors.
 
 One compilation per signature: the pytree structure of the arguments, their
 tensors' shapes, dtypes, layouts and devices, which arguments share storages,
-and the static arguments; a signature is traced again when a storage it closed
+the static arguments, and the compute modes (float32 matmul precision and
+autocast state, :func:`arraykit.core.precision.mode`); a signature is traced again when a storage it closed
 over or kept is gone.
 As with ``jax.jit``, Python side effects run only while tracing: a function must
 leave the same Python-side structure (the same tensors in the same places) on
@@ -53,6 +54,8 @@ from .core import x64
 from .core.devices import put
 from .core.jax_compat import eval_jaxpr
 from .core.storage import Storage
+from .core import precision
+from .kernels import compilation_cache
 from .kernels import launch
 from .tensors.tensor_type import Tensor
 
@@ -146,7 +149,7 @@ def _signature(args, static):
             storages.append(st)
         return positions[id(st)]
 
-    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static)
+    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static, precision.mode())
     return key, storages, [leaf for leaf in leaves if _is_array(leaf)]
 
 
@@ -176,7 +179,7 @@ def _flat_signature(args):
             index = len(storages)
             storages.append(st)
         keys.append((index, x._layout, x._dtype, st.device, st._buffer.shape))
-    return ("flat", tuple(keys)), storages
+    return ("flat", tuple(keys), precision.mode()), storages
 
 
 def _short(leaf_key):
@@ -191,7 +194,7 @@ def _as_full(key):
     """A flat-tensor key in the general key's form (for describing changes)."""
     if key[0] != "flat":
         return key
-    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), ())
+    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), (), key[2])
 
 
 def _describe_change(old, new):
@@ -200,6 +203,8 @@ def _describe_change(old, new):
         return "first call"
     if old == new:
         return "a storage the function closed over or kept is gone"
+    if old[-1] != new[-1]:
+        return f"the matmul precision or autocast state changed ({old[-1]} -> {new[-1]})"
     if old[0] == "flat" or new[0] == "flat":
         old, new = _as_full(old), _as_full(new)
     if old[0] != new[0]:
@@ -304,7 +309,9 @@ class _Program:
         # keep_unused: the HLO's parameter numbers stay the input positions (see
         # _copied_parameters), and recycled buffers, which the program never reads, stay
         jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
-        return jitted.lower(*bufs, *recycled).compile()
+        devices = next((b.sharding.device_set for b in bufs if isinstance(b, jax.Array)),
+                       (jax.devices()[0],))
+        return compilation_cache.compile(jitted.lower(*bufs, *recycled), donate + extra, devices)
 
     def run(self, bufs, recycled):
         """Run on ``bufs``, writing the ``needs`` outputs into ``recycled`` when given."""
@@ -637,8 +644,8 @@ def _donation(entry, inputs, arg_storages, donated):
 
 
 def _install(st, buf):
-    """Make ``buf`` the storage's buffer; returns (old buffer, device) when the old
-    buffer was private and may be recycled, else None."""
+    """Make ``buf`` the storage's buffer; returns (old buffer, device, bytes) when the
+    old buffer was private and large enough for the buffer pool, else None."""
     st.version += 1
     old = st._buffer
     if type(old) is np.ndarray:  # NumPy memory (arraykit.core.host_memory) stays in place
@@ -648,7 +655,12 @@ def _install(st, buf):
     st._buffer = buf
     st._host = None
     st.shared = st.exported = False
-    return (old, st.device) if private else None
+    nbytes = st._counted
+    if nbytes is None:  # a storage made during the trace (kept): counted by no one
+        nbytes = math.prod(old.shape) * st.dtype.itemsize
+    if private and nbytes >= buffer_pool.MIN_BYTES:
+        return old, st.device, nbytes
+    return None
 
 
 def _recycled(program, entry, inputs, kept):
@@ -668,13 +680,13 @@ def _recycled(program, entry, inputs, kept):
 
 
 def _recycle_released(released):
-    """Offer the replaced buffers to the pool (donated ones are deleted and skipped)."""
+    """Offer the large replaced buffers to the pool (donated ones are deleted and skipped)."""
     while released:
         item = released.pop()
         if item is not None:
-            buf, device = item
+            buf, device, nbytes = item
             del item
-            buffer_pool.recycle(buf, device, buf.nbytes)
+            buffer_pool.recycle(buf, device, nbytes)
 
 
 def _abstract(buf):

@@ -30,6 +30,8 @@ from ..kernels.launch import apply
 from ..tensors import namespace_registry
 from ..tensors.tensor_type import Tensor, _tensor_from_numpy
 from . import torch_keywords as T
+from ..core.precision import any_autocast
+from .autocasting import coerce
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -185,6 +187,7 @@ def _unary(body, x, kinds, name, input=None, out=None):  # noqa: A002 (PyTorch's
         raise TypeError(f"{name}() expects an arraykit tensor, got {type(x).__name__}")
     if x._dtype.kind not in kinds:
         raise _category_error(name, kinds, x)
+    (x,) = coerce(name, x)
     if out is None:
         return apply(body, (x,))
     return T.into(name, apply(body, (x,)), out)
@@ -197,9 +200,13 @@ def _binary(body, kinds, name, doc):
     Every binary op runs this, so ``_operands``' first case (two tensors of one shape
     on one device) is repeated inline: a call less per op."""
 
+    autocast_op = name if name == "pow" else None  # the one binary op in autocast's table
+
     def binary(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
         if input is not None or other is not None:
             x1, x2 = T.pick_pair(name, x1, x2, input, other)
+        if autocast_op is not None and any_autocast():
+            x1, x2 = coerce(autocast_op, x1, x2)
         if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
                 and x1._layout.shape == x2._layout.shape):
             dtype = x1._dtype

@@ -29,6 +29,7 @@ from ..core.devices import check_same_device
 from ..kernels.launch import apply, apply_inplace
 from ..tensors.tensor_type import Tensor, _coerce_value, is_traced, require_tensor
 from . import torch_keywords as T
+from ..core import deferred_checks
 from .indexing import _extremes
 
 __all__ = [
@@ -105,29 +106,41 @@ def _index(index, x, allowed, name):
     return index
 
 
-def _outside(index, low, high):
-    """An element of ``index`` outside ``[low, high)``, or None (also when traced or empty).
+def _check_outside(index, low, high, error):
+    """Raise ``error(value)`` for an element of ``index`` outside ``[low, high)``;
+    nothing when ``index`` is traced or empty. On a device that defers its checks
+    (:mod:`arraykit.core.deferred_checks`) a kernel computes the bounds and the error is
+    raised where the host next reads values.
 
     The caller holds the lock of ``index``'s storage (:func:`_held`).
     """
     if index._layout.numel == 0 or is_traced(index):
-        return None
-    if index._storage.device.platform == "cpu":
+        return
+
+    def error_of(lo, hi):
+        if lo < low:
+            return error(lo)
+        return error(hi) if hi >= high else None
+
+    device = index._storage.device
+    if deferred_checks.deferring(device):
+        bounds = apply(_bounds, (index,))._storage.buffer
+        deferred_checks.defer(bounds, lambda host: error_of(*host.tolist()))
+        return
+    if device.platform == "cpu":
         _, _, lo, hi = _extremes(index)
     else:
         lo, hi = apply(_bounds, (index,)).tolist()
-    if lo < low:
-        return lo
-    return hi if hi >= high else None
+    failed = error_of(lo, hi)
+    if failed is not None:
+        raise failed
 
 
 def _check_range(index, size, dim, name):
     """IndexError when an element of ``index`` lies outside ``[0, size)``."""
-    bad = _outside(index, 0, size)
-    if bad is not None:
-        raise IndexError(
-            f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}"
-        )
+    _check_outside(index, 0, size, lambda bad: IndexError(
+        f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}"
+    ))
 
 
 def _source(x, src, name):
@@ -369,9 +382,9 @@ def _put_operands(x, index, source, name):
             f"{name}(): source and index must have the same number of elements, got "
             f"{source.size} and {index.size}"
         )
-    bad = _outside(index, -x.size, x.size)
-    if bad is not None:
-        raise IndexError(f"{name}(): index {bad} is out of range for a tensor of {x.size} elements")
+    _check_outside(index, -x.size, x.size, lambda bad: IndexError(
+        f"{name}(): index {bad} is out of range for a tensor of {x.size} elements"
+    ))
 
 
 def put_into(x, index, source, accumulate):

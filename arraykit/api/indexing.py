@@ -5,7 +5,8 @@ Negative indices count from the end. Eagerly, out-of-range indices raise
 silently): indices on the CPU are checked on the host, and the gather is dispatched
 on the very buffer checked, in one step under the storages' locks (a concurrent
 write cannot slip unchecked indices in); elsewhere the gather kernel also returns
-the smallest and largest index it used, and one host synchronisation checks them.
+the smallest and largest index it used, checked where the host next reads values
+(:mod:`arraykit.core.deferred_checks`), so the call does not wait for the device.
 Under a JAX trace no check is possible; out-of-range positions are filled (NaN for
 floating dtypes, the dtype's minimum for integers, ``True`` for booleans).
 """
@@ -21,6 +22,7 @@ from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
+from ..core import deferred_checks
 
 __all__ = ["take", "take_along_axis"]
 
@@ -112,11 +114,19 @@ def _gather(body, x, indices, axis, static, name):
     static = (axis, *static, False)
     if empty or isinstance(xst._buffer, _Tracer) or isinstance(ist._buffer, _Tracer):
         return apply(body, (x, indices), static)
-    if ist.device not in _CPUS and not _is_cpu(ist.device):
+    if deferred_checks.deferring(ist.device) or not _is_cpu(ist.device):
         out, bounds = apply(body, (x, indices), (*static[:-1], True), multiple=True)
-        lo, hi = bounds.tolist()
-        if lo < -size or hi >= size:
-            raise _out_of_bounds(lo, hi, size, axis, name)
+
+        def error_of(host_bounds):
+            lo, hi = host_bounds.tolist()
+            return _out_of_bounds(lo, hi, size, axis, name) if lo < -size or hi >= size else None
+
+        if deferred_checks.deferring(ist.device):
+            deferred_checks.defer(bounds._storage.buffer, error_of)
+            return out
+        error = error_of(bounds.numpy())
+        if error is not None:
+            raise error
         return out
     # Check the current index buffer and dispatch the gather on it while no write can
     # replace it. x's lock is held too, both taken in the launcher's order (by storage

@@ -24,6 +24,7 @@ from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
 from . import host_results
+from ..core import deferred_checks
 from .elementwise import _operands
 from .statistical import _axes, _check_nonempty, _check_ordered
 
@@ -253,10 +254,19 @@ def searchsorted(x1=None, x2=None, /, *, side="left", sorter=None, sorted_sequen
     out, bounds = apply(
         _searchsorted_sorter_checked, (x1, x2, sorter), (side, dtype.np), multiple=True
     )
-    lo, hi = bounds.tolist()
-    if lo < 0 or hi >= x1.size:
+    size = x1.size
+
+    def error_of(host_bounds):
+        lo, hi = host_bounds.tolist()
+        if lo >= 0 and hi < size:
+            return None
         bad = lo if lo < 0 else hi
-        raise ValueError(
-            f"searchsorted() sorter index {bad} is out of range for x1 of size {x1.size}"
-        )
+        return ValueError(f"searchsorted() sorter index {bad} is out of range for x1 of size {size}")
+
+    if deferred_checks.deferring(sorter.device):
+        deferred_checks.defer(bounds._storage.buffer, error_of)
+        return out
+    error = error_of(bounds.numpy())
+    if error is not None:
+        raise error
     return out

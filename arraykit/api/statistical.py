@@ -32,6 +32,7 @@ from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
 from .dtype_functions import astype
+from .autocasting import coerce
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
@@ -174,6 +175,8 @@ def sum(x=None, /, *, axis=None, dtype=None, keepdims=False,
     if dim is not None or keepdim is not None or input is not None or out is not None:
         return T.reduction(sum, "sum", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
     require_tensor(x, "sum")
+    if dtype is None:
+        (x,) = coerce("sum", x)
     dtype = _result_dtype(x, dtype, "sum")
     return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
@@ -185,6 +188,8 @@ def prod(x=None, /, *, axis=None, dtype=None, keepdims=False,
     if dim is not None or keepdim is not None or input is not None or out is not None:
         return T.reduction(prod, "prod", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
     require_tensor(x, "prod")
+    if dtype is None:
+        (x,) = coerce("prod", x)
     dtype = _result_dtype(x, dtype, "prod")
     return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
@@ -315,6 +320,8 @@ def _cumulative(body, x, axis, dtype, include_initial, name):
         axis = 0
     else:
         axis = L.normalize_dim(axis, ndim, "axis")
+    if dtype is None:
+        (x,) = coerce(name, x)
     dtype = _result_dtype(x, dtype, name)
     return apply(body, (x,), (axis, bool(include_initial), dtype.np))
 

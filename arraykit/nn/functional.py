@@ -17,7 +17,11 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.mode import is_grad_enabled
+from ..api.autocasting import coerce
+from ..core import deferred_checks
+from ..core import dtypes as D
 from ..core import layout as L
+from ..core import precision as P
 from ..kernels.launch import apply
 from ..tensors.tensor_type import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
@@ -94,18 +98,20 @@ def _floating(x, name):
 def log_softmax(input, dim=None, dtype=None):
     """``log(softmax(input))`` along ``dim``, computed stably."""
     x = _floating(input if dtype is None else input.to(dtype), "log_softmax")
+    (x,) = coerce("log_softmax", x)
     return _LogSoftmax.apply(x, _dim(dim, x.ndim, "log_softmax"))
 
 
 def softmax(input, dim=None, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
     x = _floating(input if dtype is None else input.to(dtype), "softmax")
+    (x,) = coerce("softmax", x)
     return _Softmax.apply(x, _dim(dim, x.ndim, "softmax"))
 
 
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim`` (an int or a tuple), computed stably."""
-    x = _floating(input, "logsumexp")
+    (x,) = coerce("logsumexp", _floating(input, "logsumexp"))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     dims = tuple(sorted(L.normalize_dim(operator.index(d), x.ndim) for d in dims))
     return _LogSumExp.apply(x, dims, bool(keepdim))
@@ -166,10 +172,35 @@ def _check_targets(x, target, by_index, ignore_index, name):
         )
     if is_traced(target) or not target.size:
         return
-    values = target._values()  # a snapshot: numpy() would move the storage to NumPy memory
-    bad = values[((values < 0) | (values >= x.shape[1])) & (values != ignore_index)]
+    classes = x.shape[1]
+    _check_indices(target, classes, ignore_index, lambda bad: IndexError(
+        f"{name}: target {bad} is out of bounds for {classes} classes"))
+
+
+def _first_outside(values, size, ignore):
+    """``[found, value]``: whether an element of ``values`` lies outside ``[0, size)``
+    other than ``ignore`` (None: no exception), and the first such element."""
+    flat = values.reshape(-1)
+    bad = (flat < 0) | (flat >= size)
+    if ignore is not None:
+        bad &= flat != ignore
+    return jnp.stack([jnp.any(bad).astype(flat.dtype), flat[jnp.argmax(bad)]])
+
+
+def _check_indices(indices, size, ignore, error):
+    """Raise ``error(value)`` for an element of the concrete ``indices`` outside
+    ``[0, size)`` (``ignore`` excepted, unless None): at once on the host, or, on a device that defers
+    its checks, from a kernel read where the host next reads values
+    (:mod:`arraykit.core.deferred_checks`)."""
+    if deferred_checks.deferring(indices._storage.device):
+        found = apply(_first_outside, (indices,), (size, ignore))._storage.buffer
+        deferred_checks.defer(found, lambda host: error(int(host[1])) if host[0] else None)
+        return
+    values = indices._values()  # a snapshot: numpy() would move the storage to NumPy memory
+    outside = (values < 0) | (values >= size)
+    bad = values[outside if ignore is None else outside & (values != ignore)]
     if bad.size:
-        raise IndexError(f"{name}: target {int(bad[0])} is out of bounds for {x.shape[1]} classes")
+        raise error(int(bad[0]))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -185,6 +216,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise TypeError("cross_entropy: size_average and reduce are deprecated; use reduction=")
     x = _floating(input, "cross_entropy")
     require_tensor(target, "cross_entropy")
+    x, target, weight = coerce("cross_entropy", x, target, weight)
     unbatched = x.ndim == 1
     if unbatched:
         x = x.reshape(1, -1)
@@ -227,6 +259,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise TypeError("nll_loss: size_average and reduce are deprecated; use reduction=")
     x = _floating(input, "nll_loss")
     require_tensor(target, "nll_loss")
+    x, weight = coerce("nll_loss", x, weight)
     if x.ndim == 1:
         x, target = x.reshape(1, -1), target.reshape(1)
     _check_targets(x, target, True, ignore_index, "nll_loss")
@@ -262,6 +295,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if size_average is not None or reduce is not None:
         raise TypeError("binary_cross_entropy_with_logits: use reduction=")
     x = _floating(input, "binary_cross_entropy_with_logits")
+    x, target, weight, pos_weight = coerce(
+        "binary_cross_entropy_with_logits", x, target, weight, pos_weight)
     if target.shape != x.shape:
         raise ValueError(
             f"binary_cross_entropy_with_logits: target size {target.shape} must be the same as "
@@ -280,7 +315,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean squared error (or its sum, or the elementwise squares)."""
     if size_average is not None or reduce is not None:
         raise TypeError("mse_loss: use reduction=")
-    x = _floating(input, "mse_loss")
+    x, target = coerce("mse_loss", _floating(input, "mse_loss"), target)
     if target.shape != x.shape:
         shape = L.broadcast_shapes(x.shape, target.shape)
         x, target = x.broadcast_to(shape), target.broadcast_to(shape)
@@ -322,6 +357,7 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
     from ..api.matrix_products import matmul
 
+    input, weight, bias = coerce("linear", input, weight, bias)
     out = matmul(input, weight.mT)
     return out if bias is None else out + bias
 
@@ -375,12 +411,12 @@ def _pair(value, name):
 
 
 def _conv2d_body(x, w, *rest):
-    *bias, (stride, padding, dilation, groups, channels_last) = rest
+    *bias, (stride, padding, dilation, groups, channels_last, precision) = rest
     spec = ("NHWC", "OIHW", "NHWC") if channels_last else ("NCHW", "OIHW", "NCHW")
     dtype = jnp.result_type(x, w)
     out = jax.lax.conv_general_dilated(
         x.astype(dtype), w.astype(dtype), stride, padding, rhs_dilation=dilation,
-        dimension_numbers=spec, feature_group_count=groups, precision=jax.lax.Precision.HIGHEST,
+        dimension_numbers=spec, feature_group_count=groups, precision=precision,
     )
     if bias:
         out = out + (bias[0] if channels_last else bias[0][:, None, None]).astype(dtype)
@@ -397,6 +433,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """
     x = _floating(input, "conv2d")
     require_tensor(weight, "conv2d")
+    x, weight, bias = coerce("conv2d", x, weight, bias)
     unbatched = x.ndim == 3
     if unbatched:
         x = x.unsqueeze(0)
@@ -433,7 +470,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     operands = (x.permute(0, 2, 3, 1) if nhwc else x, weight)
     if bias is not None:
         operands += (bias,)
-    out = apply(_conv2d_body, operands, ((stride, pads, dilation, groups, nhwc),))
+    precision = P.dot_precision(D.promote(x._dtype, weight._dtype).np, x._storage.device, "conv")
+    out = apply(_conv2d_body, operands, ((stride, pads, dilation, groups, nhwc, precision),))
     if nhwc:
         out = out.permute(0, 3, 1, 2)
     return out.squeeze(0) if unbatched else out
@@ -459,10 +497,8 @@ def embedding(input, weight, padding_idx=None):
             raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings {rows}")
         padding_idx %= rows
     if not is_traced(input) and input.size:
-        values = input._values()  # a snapshot (numpy() shares memory)
-        bad = values[(values < 0) | (values >= rows)]
-        if bad.size:
-            raise IndexError(f"embedding: index {int(bad[0])} is out of range for {rows} embeddings")
+        _check_indices(input, rows, None, lambda bad: IndexError(
+            f"embedding: index {bad} is out of range for {rows} embeddings"))
     return apply(_embedding_body, (weight, input), (padding_idx,))
 
 
@@ -485,6 +521,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing ``normalized_shape`` dimensions (mean 0, biased
     variance 1), then scale by ``weight`` and shift by ``bias``."""
     x = _floating(input, "layer_norm")
+    x, weight, bias = coerce("layer_norm", x, weight, bias)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if len(shape) > x.ndim or x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(

@@ -26,6 +26,7 @@ from ..core.storage import Storage
 from ..kernels import bodies as _ops
 from ..kernels.export import dense_values, dlpack_device, export_dlpack, host_view
 from ..kernels.launch import apply, apply_inplace, register_tensor_type
+from ..core import deferred_checks
 from . import indexing_keys as K
 from . import namespace_registry as _namespace
 
@@ -204,6 +205,7 @@ class Tensor:
         """
         st = self._storage
         if one_cpu(st.device) and not isinstance(st._buffer, jax.core.Tracer):
+            deferred_checks.report()
             adopt(st)
             return st.host_array(self._layout)
         return self._values()
@@ -218,6 +220,7 @@ class Tensor:
         st = self._storage
         if isinstance(st._buffer, jax.core.Tracer):
             raise _concrete_value_error("numpy()", self)
+        deferred_checks.report()
         if st.device.platform == "cpu":
             with st.lock:
                 return np.array(st.host_array(lay))
@@ -231,6 +234,7 @@ class Tensor:
         ``copy=False`` raises."""
         lay = self._layout
         st = self._storage
+        deferred_checks.report()
         if is_host(st):
             values = st.host_array(lay)
             if copy:
