@@ -190,6 +190,11 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     return ValuesIndices(values, indices)
 
 
+def _topk(self, k, dim=-1, largest=True, sorted=True):
+    return SO.topk(self, k, dim, largest, sorted)
+
+
+_attach("topk", _topk, "``x.topk(k, dim=-1, largest=True, sorted=True)``: :func:`arraykit.topk`.")
 _attach("argsort", _argsort, "``x.argsort(dim=-1, descending=False)``: :func:`arraykit.argsort` "
         "(always stable, which is one of the orders ``stable=False`` allows).")
 _attach("sort", _sort, "``x.sort(dim=-1, descending=False)``: a ``(values, indices)`` named "
