@@ -42,6 +42,7 @@ from . import device_memory
 from . import dtypes as D
 from . import elementwise as E
 from . import gather_scatter as G
+from . import layout as L
 from . import linear_algebra as LA
 from . import manipulation as M
 from . import searching as S
@@ -361,6 +362,41 @@ _attach("reshape_as", lambda self, other: self.reshape(other.shape),
         "``x.reshape_as(other)``: ``x.reshape(other.shape)``.")
 _attach("repeat", _repeat, "``x.repeat(*sizes)``: ``x`` tiled ``sizes[i]`` times along each "
         "dimension (PyTorch's repeat is :func:`arraykit.tile`; at least ``x.ndim`` sizes).")
+def _split(self, split_size_or_sections, dim=0):
+    dim = L.normalize_dim(dim, self.ndim, "dim")
+    size = self.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and not (step == 0 and size == 0):
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        lengths = [min(step, size - start) for start in range(0, size, step)] if size else [0]
+    else:
+        lengths = [int(n) for n in split_size_or_sections]
+        if sum(lengths) != size or any(n < 0 for n in lengths):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                f"at dimension {dim}), but got split_sizes={lengths}"
+            )
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]
+    return tuple(self.narrow(dim, start, n) for start, n in zip(starts, lengths))
+
+
+def _chunk(self, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = self.shape[L.normalize_dim(dim, self.ndim, "dim")]
+    return _split(self, max(-(-size // chunks), 1), dim)
+
+
+def _unbind(self, dim=0):
+    dim = L.normalize_dim(dim, self.ndim, "dim")
+    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+
+_attach("split", _split, "``x.split(size_or_sizes, dim=0)``: views of ``x`` along ``dim``, each "
+        "``size`` long (the last shorter) or of the listed sizes, as PyTorch.")
+_attach("chunk", _chunk, "``x.chunk(chunks, dim=0)``: ``x.split(ceil(n / chunks), dim)`` (views).")
+_attach("unbind", _unbind, "``x.unbind(dim=0)``: the views ``x.select(dim, i)`` for every ``i``.")
 _triangle_method("triu", C.triu)
 _triangle_method("tril", C.tril)
 _inplace_twin("triu")

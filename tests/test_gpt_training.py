@@ -266,3 +266,25 @@ def test_multinomial_errors(weights, kwargs, message):
     kwargs = {"num_samples": 1, **kwargs}
     with pytest.raises(RuntimeError, match=message):
         ak.multinomial(ak.asarray(np.array(weights, np.float32), device="cpu"), **kwargs)
+
+
+@pytest.mark.parametrize("method, args", [
+    ("split", (2,)), ("split", (3, 1)), ("split", ([1, 4, 0],)), ("split", (5, -1)),
+    ("chunk", (2,)), ("chunk", (3, 1)), ("chunk", (4, -1)), ("unbind", ()), ("unbind", (1,)),
+])
+def test_split_chunk_unbind_are_views_as_in_torch(method, args):
+    x = np.arange(5 * 4, dtype=np.float32).reshape(5, 4)
+    base = ak.asarray(x)
+    ours = getattr(base, method)(*args)
+    theirs = getattr(torch.tensor(x), method)(*args)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert a._storage is base._storage  # a view
+
+
+def test_split_errors():
+    with pytest.raises(RuntimeError, match="sum exactly to 5"):
+        ak.ones((5, 2)).split([2, 2])
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        ak.ones(3).chunk(0)
