@@ -283,6 +283,20 @@ def test_sequential_warmup_then_cosine_matches_torch():
         np.testing.assert_allclose(resumed.get_last_lr(), tresumed.get_last_lr(), rtol=1e-12)
 
 
+def test_adamw_weight_decay_groups_match_torch():
+    ours, theirs, grads = _setup()
+    groups = [dict(weight_decay=0.1, lr=0.05, betas=(0.9, 0.95)), dict(weight_decay=0.0)]
+    opt = ak.optim.AdamW([dict(g, params=ps) for g, ps in zip(groups, (ours[:1], ours[1:]))], lr=0.1)
+    topt = torch.optim.AdamW([dict(g, params=ps) for g, ps in zip(groups, (theirs[:1], theirs[1:]))], lr=0.1)
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    assert opt.param_groups[1]["betas"] == (0.9, 0.999) and opt.param_groups[1]["lr"] == 0.1
+    for step_grads in grads:
+        _set_grads(ours, theirs, step_grads)
+        opt.step()
+        topt.step()
+        _assert_same(ours, theirs, 1e-12)
+
+
 def test_lambda_lr_saves_callable_objects_only():
     class Factor:
         def __init__(self):
