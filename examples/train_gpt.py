@@ -11,10 +11,10 @@ GPU the forward pass runs under bfloat16 autocast.
     python examples/train_gpt.py [--preset cpu|gpu|tiny] [--steps N] [--device cpu|gpu]
                                  [--plot loss.png] [--sample 300] [--save ckpt] [--resume ckpt]
 
-The default (``--preset cpu``) trains for a few minutes on two CPU cores and reaches
-about 2.3 bits per byte on the validation files (the unigram baseline, printed
-first, is about 4.9); ``--preset gpu`` is a 6-layer, 384-wide model with a
-256-byte context.
+The default (``--preset cpu``: 2 layers, width 128, context 128, 1000 steps of 32
+windows) trains in a few minutes on two CPU cores to about 2.3 bits per byte on the
+validation files (the unigram baseline, printed first, is 4.7); ``--preset gpu`` is
+a 6-layer, 384-wide model with a 256-byte context and batch 64.
 """
 
 from __future__ import annotations
@@ -49,13 +49,13 @@ class Config:
     heads: int = 4
     dropout: float = 0.0
     batch: int = 32
-    steps: int = 700
+    steps: int = 1000
     lr: float = 3e-3
     warmup: int = 50
     min_lr_ratio: float = 0.1
     weight_decay: float = 0.1
     clip: float = 1.0
-    eval_every: int = 100
+    eval_every: int = 200
     eval_batches: int = 8
 
 
@@ -125,19 +125,15 @@ class CausalSelfAttention(nn.Module):
         self.proj = nn.Linear(cfg.width, cfg.width, bias=False)
         self.dropout = cfg.dropout
         self.resid_drop = nn.Dropout(cfg.dropout)
-        mask = ak.tril(ak.ones((cfg.context, cfg.context), dtype=ak.bool))
-        self.register_buffer("causal_mask", mask, persistent=False)
 
     def forward(self, x):
         """Attention of ``x`` (batch, time, width) over its own past."""
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        scores = (q @ k.mT) * (1.0 / math.sqrt(c // self.heads))
-        scores = scores.masked_fill(~self.causal_mask[:t, :t], float("-inf"))
-        y = F.dropout(F.softmax(scores, dim=-1), self.dropout, self.training) @ v
-        y = y.transpose(1, 2).reshape(b, t, c)
-        return self.resid_drop(self.proj(y))
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0,
+                                           is_causal=True)
+        return self.resid_drop(self.proj(y.transpose(1, 2).reshape(b, t, c)))
 
 
 class MLP(nn.Module):
@@ -205,10 +201,10 @@ class GPT(nn.Module):
         return self.ln_f(x)
 
     def forward(self, idx, targets):
-        """Mean cross-entropy (nats per byte) of predicting ``targets`` from ``idx``."""
+        """Mean cross-entropy (nats per byte) of predicting ``targets`` from ``idx``, by the
+        fused linear cross-entropy (the logits are never held whole)."""
         h = self.hidden(idx)
-        logits = self.head(h)
-        return F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
+        return F.linear_cross_entropy(h.reshape(-1, self.cfg.width), self.head.weight, targets.reshape(-1))
 
 
 def parameter_groups(model, weight_decay):
@@ -232,9 +228,12 @@ def make_scheduler(optimizer, cfg):
 
 
 def autocast_context(device):
-    """bfloat16 autocast on a GPU (when this arraykit has ``autocast``), else nothing."""
+    """bfloat16 autocast and TF32-class float32 matmuls on a GPU (where this arraykit
+    has ``autocast`` and ``set_float32_matmul_precision``), nothing on the CPU."""
     if device.platform == "cpu":
         return contextlib.nullcontext
+    if hasattr(ak, "set_float32_matmul_precision"):
+        ak.set_float32_matmul_precision("high")
     autocast = getattr(ak, "autocast", None)
     if autocast is None:
         print("note: this arraykit has no ak.autocast; the GPU trains in float32")
