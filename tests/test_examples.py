@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,8 +16,10 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _run(script, *args):
+    # the examples import the arraykit of this checkout, whatever the environment installed
+    path = os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
-                          text=True, timeout=600, cwd=EXAMPLES)
+                          text=True, timeout=600, cwd=EXAMPLES, env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
