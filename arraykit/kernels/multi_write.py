@@ -15,11 +15,11 @@ import threading
 import jax
 import numpy as np
 
-from .. import dtypes as D
-from .. import layout as L
-from .. import storage as S
-from .. import x64
-from ..storage import Storage
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core import storage as S
+from ..core import x64
+from ..core.storage import Storage
 from . import strided
 from .launch import Locks, apply
 

@@ -17,10 +17,10 @@ import itertools
 
 import jax
 
-from .. import dtypes as D
-from .. import storage as S
 from ..autograd.mode import no_grad
-from ..tensor_type import Tensor
+from ..core import dtypes as D
+from ..core import storage as S
+from ..tensors.tensor_type import Tensor
 from .parameter import Parameter, set_data
 
 __all__ = ["Module"]

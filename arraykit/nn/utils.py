@@ -15,10 +15,10 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from .. import dtypes as D
-from ..creation import zeros
+from ..api.creation import zeros
+from ..core import dtypes as D
 from ..kernels.multi_write import apply_inplace_many
-from ..tensor_type import Tensor
+from ..tensors.tensor_type import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 

@@ -16,7 +16,7 @@ import threading
 import types
 import warnings
 
-from .. import storage as S
+from ..core import storage as S
 from .optimizer import Optimizer
 
 __all__ = [
