@@ -34,6 +34,11 @@ every call. A first call that creates tensors which outlive it (an optimizer's
 state made on its first ``step()``) is traced once more on the second call, since
 later calls read those tensors instead of creating them. ``compile_count``, ``last_compile_reason`` and ``max_compiles`` make
 compilations observable and bounded.
+
+The one piece of Python state a program checks is the training flag of the
+modules it ran (``model.train()``/``model.eval()``, as ``torch.compile`` guards
+it): a program traced in training mode is not reused in evaluation mode; each
+mode gets its own program, kept for when the mode switches back.
 """
 
 from __future__ import annotations
@@ -72,6 +77,12 @@ class _Trace:
         self.closed = {}
         self.made = []
         self.numpy_memory = {}  # id(storage) -> its NumPy memory, swapped for a JAX stand-in
+        self.guards = {}  # id(module) -> (weak reference, its training flag when read)
+
+    def guard(self, module, training):
+        """The function read ``module.training``: the program holds for that value only."""
+        if threading.get_ident() == self.thread and id(module) not in self.guards:
+            self.guards[id(module)] = (weakref.ref(module), training)
 
     def save(self, st):
         """Remember ``st``'s state, restored when the trace ends."""
@@ -243,6 +254,15 @@ class _Entry:
         self.refs = []
         self.written_sorted = ()
         self.single = False  # the function returns one leaf
+        self.guards = ()  # (weak reference to a module, its training flag at trace time)
+
+    def guards_hold(self):
+        """Whether every module read while tracing is still in the same training mode."""
+        for ref, training in self.guards:
+            module = ref()
+            if module is None or module.__dict__["_training"] is not training:
+                return False
+        return True
 
     def alive(self):
         for ref in self.refs:
@@ -349,6 +369,7 @@ class Jitted:
         self.compile_count = 0
         self.last_compile_reason = None
         self._entries = {}
+        self._variants = {}  # key -> entries traced in other training modes
         self._last_key = None
         functools.update_wrapper(self, fn)
 
@@ -381,12 +402,24 @@ class Jitted:
         if key is None:
             key, arg_storages, arrays = _signature((dynamic, named), static)
         entry = self._entries.get(key)
+        reason = None
+        if entry is not None and entry.guards and not entry.guards_hold():
+            entry = self._variant(key)
+            reason = "a module's training mode changed (train()/eval())"
         if entry is None or not entry.alive():
-            entry = self._compile(key, static, dynamic, named, arg_storages, arrays)
+            entry = self._compile(key, static, dynamic, named, arg_storages, arrays, reason)
             entry.provisional = bool(entry.kept)
         elif entry.provisional:
             entry = self._compile(key, static, dynamic, named, arg_storages, arrays, _WARM_UP)
         return _run(entry, arg_storages, self._donated(args, arg_storages), arrays)
+
+    def _variant(self, key):
+        """The entry of ``key`` traced in the modules' current training modes, if any."""
+        for entry in self._variants.get(key, ()):
+            if entry.guards_hold() and entry.alive():
+                self._entries[key] = entry
+                return entry
+        return None
 
     def _donated(self, args, arg_storages):
         """Storages of the ``donate_argnums`` arguments: their buffers go to the call."""
@@ -417,6 +450,10 @@ class Jitted:
         self.last_compile_reason = reason
         self._last_key = key
         self._entries[key] = entry
+        modes = [(ref(), training) for ref, training in entry.guards]
+        variants = self._variants.setdefault(key, [])
+        variants[:] = [e for e in variants if [(ref(), t) for ref, t in e.guards] != modes]
+        variants.append(entry)
         return entry
 
 
@@ -493,6 +530,7 @@ def _trace(call, arg_storages, arrays=()):
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
+    entry.guards = tuple(trace.guards.values())
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
     entry.large = [
         (k, shape, dtype) for k, (shape, dtype) in enumerate(plan["stored"])

@@ -36,11 +36,11 @@ from .core import dtypes as D
 from .core import layout as L
 from .core.devices import as_device, check_same_device
 from .kernels.launch import apply, apply_inplace
-from .tensors.tensor_type import Tensor
+from .tensors.tensor_type import Tensor, is_traced
 
 __all__ = [
     "Generator", "manual_seed", "rand", "randn", "randint", "randperm", "normal", "uniform",
-    "bernoulli",
+    "bernoulli", "multinomial",
 ]
 
 DEFAULT_SEED = 67280421310721
@@ -408,6 +408,58 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return draw(_bernoulli, (p,), (input.shape, input.dtype.np), gen)
 
 
+def _multinomial(key, probs, num_samples, replacement, np_dtype):
+    logits = jnp.log(probs.astype(jnp.promote_types(probs.dtype, jnp.float32)))
+    if replacement:
+        shape = (num_samples,) + probs.shape[:-1]
+        return jnp.moveaxis(jax.random.categorical(key, logits, -1, shape), 0, -1).astype(np_dtype)
+    scores = logits + jax.random.gumbel(key, probs.shape, logits.dtype)  # Gumbel top-k
+    return jax.lax.top_k(scores, num_samples)[1].astype(np_dtype)
+
+
+def _check_distribution(values, num_samples, replacement):
+    if not np.all(np.isfinite(values) & (values >= 0)):
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(values.sum(-1) <= 0):
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and np.any(np.count_nonzero(values, -1) < num_samples):
+        raise RuntimeError(
+            f"multinomial: invalid multinomial distribution (with replacement=False, fewer than "
+            f"num_samples={num_samples} categories of non-zero probability)"
+        )
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categorical distributions in the rows of ``input`` (1-D or
+    2-D non-negative weights, not necessarily normalised), as ``torch.multinomial``:
+    shape ``input.shape[:-1] + (num_samples,)``, int64. Without ``replacement`` a
+    category is drawn at most once per row (Gumbel top-k); zero weights are never drawn.
+
+    The weights are checked on the CPU (non-finite, negative, all-zero rows, too few
+    non-zero categories without replacement); on a GPU such rows give unspecified
+    indices (the check would wait for the device).
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): input must be a Tensor, got {type(input).__name__}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {input.shape}")
+    if input.dtype.kind != "float":
+        raise TypeError(f"multinomial: weights must be floating, got {input.dtype}")
+    num_samples = operator.index(num_samples)
+    categories = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (got {num_samples})")
+    if not replacement and num_samples > categories:
+        raise RuntimeError(
+            f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+            f"({num_samples} > {categories})"
+        )
+    if input.device.platform == "cpu" and not is_traced(input) and input.size:
+        _check_distribution(input._values(), num_samples, replacement)
+    gen = generator if generator is not None else default_generator(input.device)
+    return draw(_multinomial, (input,), (num_samples, bool(replacement), np.int64), gen)
+
+
 # ---------------------------------------------------------------------- tensor methods
 
 
@@ -443,7 +495,13 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return draw_into(self, _bernoulli_into, (p,), generator=generator)
 
 
-for _name, _method in (("uniform_", _uniform_), ("normal_", _normal_), ("bernoulli_", _bernoulli_)):
+def _multinomial_method(self, num_samples, replacement=False, *, generator=None):
+    """``x.multinomial(num_samples, replacement=False)``: :func:`multinomial` of ``x``."""
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
+for _name, _method in (("uniform_", _uniform_), ("normal_", _normal_), ("bernoulli_", _bernoulli_),
+                       ("multinomial", _multinomial_method)):
     _method.__name__ = _name
     _method.__qualname__ = f"Tensor.{_name}"
     setattr(Tensor, _name, _method)

@@ -19,6 +19,7 @@ import jax
 
 from ..autograd.mode import no_grad
 from ..core import dtypes as D
+from ..core import storage as S
 from ..tensors.tensor_type import Tensor
 from .parameter import Parameter, set_data
 
@@ -44,6 +45,20 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", {})
+
+    @property
+    def training(self):
+        """Whether the module is in training mode (see :meth:`train`); an
+        ``arraykit.jit`` program that read it is only reused in the same mode."""
+        training = self.__dict__["_training"]
+        trace = S._trace
+        if trace is not None:
+            trace.guard(self, training)
+        return training
+
+    @training.setter
+    def training(self, mode):
+        self.__dict__["_training"] = bool(mode)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

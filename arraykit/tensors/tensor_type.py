@@ -852,7 +852,8 @@ def _unflatten(aux, children):
             device = next(iter(leaf.devices()))
         storage = Storage(leaf, dtype, device, exported=exported)
         return Tensor._make(storage, L.contiguous(shape), dtype)
-    return Tensor._make(Storage(leaf, dtype, device), L.contiguous(shape), dtype)
+    # a placeholder holds no memory: nothing for the memory statistics to count
+    return Tensor._make(Storage(leaf, dtype, device, nbytes=0), L.contiguous(shape), dtype)
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)
