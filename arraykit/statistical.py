@@ -23,6 +23,7 @@ from jax import lax
 from . import _ordering as O
 from . import dtypes as D
 from . import layout as L
+from .kernels import derivatives as DV
 from .kernels.launch import apply
 from .tensor_type import require_tensor
 
@@ -138,7 +139,7 @@ def _var(x, axes, keepdims, compute, out, divisor, root):
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
     s = jnp.sum(sq, axis=axes, keepdims=keepdims)
     v = s / divisor if divisor > 0 else jnp.full_like(s, jnp.nan)
-    return (jnp.sqrt(v) if root else v).astype(out)
+    return (DV.sqrt_of_sum(v) if root else v).astype(out)
 
 
 def _pad_initial(y, axis, value):

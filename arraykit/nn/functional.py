@@ -18,6 +18,7 @@ import numpy as np
 from .. import layout as L
 from ..autograd.function import Function
 from ..autograd.mode import is_grad_enabled
+from ..kernels import derivatives as DV
 from ..kernels.launch import apply
 from ..tensor_type import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
@@ -288,7 +289,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 def _relu_body(x):
-    return jnp.maximum(x, 0)
+    return DV.relu(x) if jnp.issubdtype(x.dtype, jnp.floating) else jnp.maximum(x, 0)
 
 
 def relu(input, inplace=False):
