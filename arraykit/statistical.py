@@ -108,6 +108,7 @@ def _exact_extreme(x, axes, keepdims, reduce, nan_last):
     return O.key_to_float(key, x.dtype)
 
 
+@DV.extreme
 def _extreme(x, axes, keepdims, reduce, nan_last):
     m = reduce(x, axis=axes, keepdims=keepdims)
     if not jnp.issubdtype(x.dtype, jnp.floating):

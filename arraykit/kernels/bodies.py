@@ -161,6 +161,8 @@ def square(x):
 
 
 def reciprocal(x):
+    if _is_float(x) or _is_complex(x):
+        return DV.reciprocal(x)
     return jnp.ones((), x.dtype) / x
 
 
@@ -235,12 +237,7 @@ def remainder(a, b, dtype):
     return _float_remainder(a, b)
 
 
-def _remainder_jvp(p, t, out):
-    (a, b), (da, db) = p, t
-    return da - _float_divmod(a, b)[0] * db
-
-
-@DV.with_jvp(_remainder_jvp)
+@DV.with_jvp(lambda p, out, da: da, lambda p, out, db: -_float_divmod(*p)[0] * db)
 def _float_remainder(a, b):
     """Float ``a % b``; derivatives 1 and ``-floor(a / b)`` everywhere (PyTorch's),
     also where the result jumps."""

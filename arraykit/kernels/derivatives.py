@@ -15,21 +15,27 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax.custom_derivatives import SymbolicZero
 
 
-def with_jvp(tangent):
-    """Decorator: give ``f(*arrays)`` the JVP ``tangent(primals, tangents, out)``
-    (``out`` = ``f(*primals)``; the result is broadcast to ``out``'s shape)."""
+def with_jvp(*partials):
+    """Decorator: give ``f(*arrays)`` the JVP ``sum_i partials[i](primals, out, t_i)``
+    (``out`` = ``f(*primals)``, ``t_i`` the tangent of argument ``i``; arguments
+    without a tangent are skipped, so what their term reads is not computed, nor
+    kept for the VJP). The result is broadcast to ``out``'s shape."""
 
     def wrap(f):
         g = jax.custom_jvp(f)
 
         def jvp(primals, tangents):
             out = g(*primals)
-            t = tangent(primals, tangents, out)
+            t = jnp.zeros_like(out)
+            for partial, dt in zip(partials, tangents):
+                if type(dt) is not SymbolicZero:
+                    t = t + partial(primals, out, dt)
             return out, jnp.broadcast_to(t, out.shape).astype(out.dtype)
 
-        g.defjvp(jvp)
+        g.defjvp(jvp, symbolic_zeros=True)
         return g
 
     return wrap
@@ -40,123 +46,132 @@ def where0(cond, t):
     return jnp.where(cond, t, jnp.zeros((), t.dtype))
 
 
-@with_jvp(lambda p, t, out: where0(p[0] > 0, t[0]))
+def _safe_inverse(v):
+    """``1 / v``, 0 where ``v == 0``."""
+    one = jnp.ones((), v.dtype)
+    return where0(v != 0, one / jnp.where(v == 0, one, v))
+
+
+@with_jvp(lambda p, out, dx: where0(out > 0, dx))
 def relu(x):
-    """``max(x, 0)``; derivative 0 at 0 (PyTorch's ``threshold_backward``)."""
+    """``max(x, 0)``; derivative 0 at 0, read from the result (PyTorch's
+    ``threshold_backward``, which saves the result)."""
     return jnp.maximum(x, jnp.zeros((), x.dtype))
 
 
-@with_jvp(lambda p, t, out: jnp.sign(p[0]) * t[0])
+@with_jvp(lambda p, out, dx: jnp.sign(p[0]) * dx)
 def abs(x):  # noqa: A001 (the array API name)
     """``|x|``; derivative ``sign(x)``, 0 at 0."""
     return jnp.abs(x)
 
 
-def _clip_both_jvp(p, t, out):
-    (x, lo, hi), (dx, dlo, dhi) = p, t
-    return (
-        where0((x >= lo) & (x <= hi), dx)
-        + where0((x < lo) & (lo < hi), dlo)
-        + where0((x > hi) | (hi < lo), dhi)
-    )
-
-
-@with_jvp(_clip_both_jvp)
+@with_jvp(
+    lambda p, out, dx: where0((p[0] >= p[1]) & (p[0] <= p[2]), dx),
+    lambda p, out, dlo: where0((p[0] < p[1]) & (p[1] < p[2]), dlo),
+    lambda p, out, dhi: where0((p[0] > p[2]) | (p[2] < p[1]), dhi),
+)
 def clip_both(x, lo, hi):
     """``min(max(x, lo), hi)``: the gradient goes to ``x`` when ``lo <= x <= hi``
     (at a tie too), else to the bound that is the result (``hi`` when ``lo > hi``)."""
     return jnp.minimum(jnp.maximum(x, lo), hi)
 
 
-@with_jvp(lambda p, t, out: where0(p[0] >= p[1], t[0]) + where0(p[0] < p[1], t[1]))
+@with_jvp(lambda p, out, dx: where0(p[0] >= p[1], dx), lambda p, out, dlo: where0(p[0] < p[1], dlo))
 def clip_min(x, lo):
     """``max(x, lo)``: the gradient goes to ``x`` when ``x >= lo``."""
     return jnp.maximum(x, lo)
 
 
-@with_jvp(lambda p, t, out: where0(p[0] <= p[1], t[0]) + where0(p[0] > p[1], t[1]))
+@with_jvp(lambda p, out, dx: where0(p[0] <= p[1], dx), lambda p, out, dhi: where0(p[0] > p[1], dhi))
 def clip_max(x, hi):
     """``min(x, hi)``: the gradient goes to ``x`` when ``x <= hi``."""
     return jnp.minimum(x, hi)
 
 
-def _pow_jvp(p, t, out):
-    (a, b), (da, db) = p, t
-    one = jnp.ones((), a.dtype)
-    d_base = where0(b != 0, b * jnp.power(a, b - one))
-    d_exponent = where0(~((a == 0) & (b >= 0)), out * jnp.log(a))
-    return d_base * da + d_exponent * db
+def _pow_base(p, out, da):
+    a, b = p
+    return where0(b != 0, b * jnp.power(a, b - jnp.ones((), a.dtype))) * da
 
 
-@with_jvp(_pow_jvp)
+def _pow_exponent(p, out, db):
+    a, b = p
+    return where0(~((a == 0) & (b >= 0)), out * jnp.log(a)) * db
+
+
+@with_jvp(_pow_base, _pow_exponent)
 def pow(a, b):  # noqa: A001 (the array API name)
     """``a ** b``: no gradient to ``a`` where ``b == 0``, none to ``b`` where
-    ``a == 0 <= b`` (PyTorch's ``pow_backward``)."""
+    ``a == 0 <= b``; the exponent's gradient reads the result (PyTorch's
+    ``pow_backward``)."""
     return jnp.power(a, b)
 
 
-def _atan2_jvp(p, t, out):
-    (a, b), (da, db) = p, t
-    den = a * a + b * b
-    scale = where0(den != 0, 1 / jnp.where(den == 0, jnp.ones((), den.dtype), den))
-    return (b * da - a * db) * scale
+def _atan2_scale(p):
+    a, b = p
+    return _safe_inverse(a * a + b * b)
 
 
-@with_jvp(_atan2_jvp)
+@with_jvp(lambda p, out, da: p[1] * _atan2_scale(p) * da,
+          lambda p, out, db: -p[0] * _atan2_scale(p) * db)
 def atan2(a, b):
     """``atan2(a, b)``; gradient 0 at the origin, as PyTorch."""
     return jnp.arctan2(a, b)
 
 
-def _hypot_jvp(p, t, out):
-    (a, b), (da, db) = p, t
-    safe = jnp.where(out == 0, jnp.ones((), out.dtype), out)
-    return where0(out != 0, (a * da + b * db) / safe)
-
-
-@with_jvp(_hypot_jvp)
+@with_jvp(lambda p, out, da: p[0] * _safe_inverse(out) * da,
+          lambda p, out, db: p[1] * _safe_inverse(out) * db)
 def hypot(a, b):
-    """``sqrt(a^2 + b^2)``; gradient 0 at the origin (as ``vector_norm``; PyTorch's
-    ``hypot`` gives NaN there)."""
+    """``sqrt(a^2 + b^2)``, derivatives read from the result; gradient 0 at the
+    origin (as ``vector_norm``; PyTorch's ``hypot`` gives NaN there)."""
     return jnp.hypot(a, b)
 
 
-def _copysign_jvp(p, t, out):
-    a, da = p[0], t[0]
-    safe = jnp.where(a == 0, jnp.ones((), a.dtype), a)
-    return where0(a != 0, out / safe) * da
-
-
-@with_jvp(_copysign_jvp)
+@with_jvp(lambda p, out, da: out * _safe_inverse(p[0]) * da, lambda p, out, db: jnp.zeros_like(out))
 def copysign(a, b):
     """``|a|`` with ``b``'s sign: no gradient to ``b``, none to ``a`` where ``a == 0``."""
     return jnp.copysign(a, b)
 
 
-def _logaddexp_jvp(p, t, out):
-    (a, b), (da, db) = p, t
-    half = jnp.full((), 0.5, out.dtype)
-    wa = jnp.where(a == b, half, jax.nn.sigmoid(a - b))
-    wb = jnp.where(a == b, half, jax.nn.sigmoid(b - a))
-    return wa * da + wb * db
+def _tie_weight(a, b):
+    return jnp.where(a == b, jnp.full((), 0.5, a.dtype), jax.nn.sigmoid(a - b))
 
 
-@with_jvp(_logaddexp_jvp)
+@with_jvp(lambda p, out, da: _tie_weight(p[0], p[1]) * da,
+          lambda p, out, db: _tie_weight(p[1], p[0]) * db)
 def logaddexp(a, b):
     """``log(exp(a) + exp(b))``: a tie splits the gradient evenly (at infinities too)."""
     return jnp.logaddexp(a, b)
 
 
-def _sqrt_jvp(p, t, out):
-    safe = jnp.where(out == 0, jnp.ones((), out.dtype), out)
-    return where0(out != 0, 0.5 / safe) * t[0]
-
-
-@with_jvp(_sqrt_jvp)
+@with_jvp(lambda p, out, dv: 0.5 * _safe_inverse(out) * dv)
 def sqrt_of_sum(v):
     """``sqrt(v)`` of a sum of squares (a norm or a standard deviation): gradient 0
     where ``v == 0``, as PyTorch's ``std`` and ``norm`` backward."""
     return jnp.sqrt(v)
+
+
+@with_jvp(lambda p, out, dx: -(out * out) * dx)
+def reciprocal(x):
+    """``1 / x``, differentiated through its result (PyTorch saves it)."""
+    return jnp.ones((), x.dtype) / x
+
+
+def extreme(value):
+    """Give ``value(x, axes, keepdims, *static)``, a maximum or minimum over ``axes``,
+    PyTorch's ``amax``/``amin`` derivative for real ``x``: the gradient is split evenly
+    among the elements equal to the result (read from the result, as PyTorch's)."""
+    reduced = jax.custom_jvp(value, nondiff_argnums=(1, 2, 3, 4))
+
+    def jvp(axes, keepdims, *rest):
+        *static, (x,), (dx,) = rest
+        out = reduced(x, axes, keepdims, *static)
+        kept = out if keepdims else jnp.expand_dims(out, _kept(axes, x.ndim))
+        hit = (x == kept).astype(x.dtype)
+        count = jnp.sum(hit, axis=axes, keepdims=keepdims)
+        return out, (jnp.sum(hit * dx, axis=axes, keepdims=keepdims) / count).astype(out.dtype)
+
+    reduced.defjvp(jvp)
+    return reduced
 
 
 def vector_norm(value):
@@ -170,12 +185,17 @@ def vector_norm(value):
         out = norm(x, axis, keepdims, ord, real)
         if jnp.iscomplexobj(x):
             return out, jax.jvp(lambda v: value(v, axis, keepdims, ord, real), (x,), (dx,))[1]
-        n = norm(x, axis, True, ord, real)
+        n = out if keepdims else jnp.expand_dims(out, _kept(axis, x.ndim))
         coef = _norm_coefficient(x, n, ord, axis)
         return out, jnp.sum(coef * dx, axis=axis, keepdims=keepdims).astype(out.dtype)
 
     norm.defjvp(jvp)
     return norm
+
+
+def _kept(axis, ndim):
+    """The reduced dimensions of a reduction over ``axis`` (None: all)."""
+    return tuple(range(ndim)) if axis is None else axis
 
 
 def _norm_coefficient(x, n, p, axis):
@@ -184,7 +204,6 @@ def _norm_coefficient(x, n, p, axis):
     one = jnp.ones((), x.dtype)
     sign = jnp.sign(x)
     a = jnp.abs(x)
-    safe_n = jnp.where(n == 0, one, n)
     if p == 0:
         return jnp.zeros_like(x)
     if p == 1:
@@ -193,8 +212,8 @@ def _norm_coefficient(x, n, p, axis):
         mask = ((a == n) | jnp.isnan(a)).astype(x.dtype)
         return sign * mask / jnp.sum(mask, axis=axis, keepdims=True)
     if p == 2:
-        return x * where0(n != 0, one / safe_n)
+        return x * _safe_inverse(n)
     if p < 1:
         safe_a = jnp.where(x == 0, one, a)
         return sign * jnp.where(x == 0, zero, safe_a ** (p - 1)) * n ** (1 - p)
-    return sign * a ** (p - 1) * where0(n != 0, one / safe_n ** (p - 1))
+    return sign * a ** (p - 1) * _safe_inverse(n ** (p - 1))
