@@ -140,11 +140,13 @@ def divide(a, b, dtype):
 
 
 def maximum(a, b, dtype):
-    return jnp.maximum(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.maximum(a, b) if _is_float(a) else jnp.maximum(a, b)
 
 
 def minimum(a, b, dtype):
-    return jnp.minimum(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.minimum(a, b) if _is_float(a) else jnp.minimum(a, b)
 
 
 def where_fill(cur, mask, value):

@@ -88,6 +88,27 @@ def clip_max(x, hi):
     return jnp.minimum(x, hi)
 
 
+def _share(a, b, loses):
+    """PyTorch's share of a ``maximum``/``minimum`` gradient for ``a``: all of it, half
+    at a tie, none where ``loses``; read from the operands, not the result."""
+    half = jnp.where(a == b, jnp.full((), 0.5, a.dtype), jnp.ones((), a.dtype))
+    return where0(~loses, half)
+
+
+@with_jvp(lambda p, out, da: _share(p[0], p[1], p[0] < p[1]) * da,
+          lambda p, out, db: _share(p[0], p[1], p[0] > p[1]) * db)
+def maximum(a, b):
+    """Element-wise maximum; a tie splits the gradient evenly."""
+    return jnp.maximum(a, b)
+
+
+@with_jvp(lambda p, out, da: _share(p[0], p[1], p[0] > p[1]) * da,
+          lambda p, out, db: _share(p[0], p[1], p[0] < p[1]) * db)
+def minimum(a, b):
+    """Element-wise minimum; a tie splits the gradient evenly."""
+    return jnp.minimum(a, b)
+
+
 def _pow_base(p, out, da):
     a, b = p
     return where0(b != 0, b * jnp.power(a, b - jnp.ones((), a.dtype))) * da
