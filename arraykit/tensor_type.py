@@ -850,7 +850,8 @@ def _unflatten(aux, children):
         if shared and len(leaf.devices()) == 1:
             device = next(iter(leaf.devices()))
         return Tensor._make(Storage(leaf, dtype, device, shared), L.contiguous(shape), dtype)
-    return Tensor._make(Storage(leaf, dtype, device), L.contiguous(shape), dtype)
+    # a placeholder holds no memory (nbytes=0: its size is not asked for)
+    return Tensor._make(Storage(leaf, dtype, device, nbytes=0), L.contiguous(shape), dtype)
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)

@@ -154,7 +154,9 @@ def copysign(a, b):
 
 
 def _tie_weight(a, b):
-    return jnp.where(a == b, jnp.full((), 0.5, a.dtype), jax.nn.sigmoid(a - b))
+    """``sigmoid(a - b)``, 1/2 at a tie of infinities too (where ``a - b`` is NaN)."""
+    d = a - b
+    return jax.nn.sigmoid(jnp.where(jnp.isnan(d) & (a == b), jnp.zeros((), d.dtype), d))
 
 
 @with_jvp(lambda p, out, da: _tie_weight(p[0], p[1]) * da,
