@@ -136,6 +136,20 @@ CASES = [
     ("matrix_norm_2", norm("matrix_norm", ord=2), [[[2.0, 0.0], [0.0, 1.0]]]),
     ("matrix_norm_nuc", norm("matrix_norm", ord="nuc"), [[[2.0, 0.0], [0.0, 1.0]]]),
     ("log_at_0", both("log"), [[0.0, 1.0]]),
+    ("relu6", (F.relu6, TF.relu6), [[-1.0, 0.0, 3.0, 6.0, 7.0]]),
+    ("hardtanh", (F.hardtanh, TF.hardtanh), [[-2.0, -1.0, 0.0, 1.0, 2.0]]),
+    ("hardtanh_bounds", (lambda x: F.hardtanh(x, 0.0, 3.0), lambda x: TF.hardtanh(x, 0.0, 3.0)),
+     [[-1.0, 0.0, 3.0, 4.0]]),
+    ("leaky_relu", (F.leaky_relu, TF.leaky_relu), [Z]),
+    ("leaky_relu_slope", (lambda x: F.leaky_relu(x, 0.2), lambda x: TF.leaky_relu(x, 0.2)), [Z]),
+    ("elu", (F.elu, TF.elu), [Z]),
+    ("elu_alpha", (lambda x: F.elu(x, 2.0), lambda x: TF.elu(x, 2.0)), [Z]),
+    ("softplus_threshold", (F.softplus, TF.softplus), [[-1.0, 0.0, 20.0, 21.0]]),
+    ("softplus_beta", (lambda x: F.softplus(x, 2.0, 6.0), lambda x: TF.softplus(x, 2.0, 6.0)),
+     [[0.0, 3.0, 4.0]]),
+    ("hardsigmoid", (F.hardsigmoid, TF.hardsigmoid), [[-4.0, -3.0, 0.0, 3.0, 4.0]]),
+    ("hardswish", (F.hardswish, TF.hardswish), [[-4.0, -3.0, 0.0, 3.0, 4.0]]),
+    ("sigmoid", (F.sigmoid, torch.sigmoid), [Z]),
     ("gelu", (F.gelu, TF.gelu), [Z]),
     ("silu", (F.silu, TF.silu), [Z]),
     ("softmax_minus_inf", (lambda x: F.softmax(x, dim=0), lambda x: TF.softmax(x, dim=0)),
@@ -214,7 +228,7 @@ EVERY_MODE = {
     "min_axis0_keepdims", "max_method_dim", "sort_ties", "pow_tensors_at_0", "copysign_at_0",
     "remainder_jumps", "atan2_origin", "std_axis_constant_row", "vector_norm_2_zero_row",
     "vector_norm_inf_tie", "vector_norm_half_partly_zero", "matrix_norm_fro_zero",
-    "softmax_minus_inf",
+    "softmax_minus_inf", "hardtanh", "leaky_relu", "elu_alpha", "hardswish",
 }
 MODE_CASES = [
     pytest.param(c, id=c[0], marks=() if c[0] in EVERY_MODE else pytest.mark.slow) for c in CASES
@@ -245,6 +259,10 @@ def test_documented_differences(fn, inputs, expected, mode):
 
 SECOND = [
     ("relu", (F.relu, TF.relu), Z),
+    ("elu", (F.elu, TF.elu), Z),
+    ("leaky_relu", (F.leaky_relu, TF.leaky_relu), Z),
+    ("hardswish", (F.hardswish, TF.hardswish), [-3.0, 0.0, 3.0]),
+    ("softplus", (lambda x: F.softplus(x, 2.0, 1.0), lambda x: TF.softplus(x, 2.0, 1.0)), [0.0, 0.5, 1.0]),
     ("abs", both("abs"), Z),
     ("clamp", method(lambda x: x.clamp(-1.0, 1.0)), [-2.0, -1.0, 0.0, 1.0, 2.0]),
     ("maximum_tie", (lambda x: ak.maximum(x, x * 0), lambda x: torch.maximum(x, x * 0)), Z),

@@ -37,6 +37,7 @@ SAVES_OUTPUT = [
     ("pow_tensor_exponent", (lambda x: ak.pow(x, x), lambda x: torch.pow(x, x))),
     ("pow_scalar_base", same(lambda x: 2.0 ** x)),
     ("relu", (F.relu, TF.relu)),
+    ("sigmoid", (F.sigmoid, torch.sigmoid)),
     ("softmax", (lambda x: F.softmax(x, dim=1), lambda x: TF.softmax(x, dim=1))),
     ("log_softmax", (lambda x: F.log_softmax(x, dim=1), lambda x: TF.log_softmax(x, dim=1))),
     ("logsumexp", (lambda x: F.logsumexp(x, dim=1), lambda x: torch.logsumexp(x, dim=1))),
@@ -67,12 +68,19 @@ NO_SAVED_OUTPUT = [
     ("atan2", (lambda x: ak.atan2(x, x + 1), lambda x: torch.atan2(x, x + 1))),
     ("where", (lambda x: ak.where(x > 1, x, x * 2), lambda x: torch.where(x > 1, x, x * 2))),
     ("cumulative_sum", (lambda x: ak.cumulative_sum(x, axis=1), lambda x: torch.cumsum(x, 1))),
+    ("hardtanh", (F.hardtanh, TF.hardtanh)),
+    ("leaky_relu", (F.leaky_relu, TF.leaky_relu)),
+    ("elu", (F.elu, TF.elu)),
+    ("softplus", (F.softplus, TF.softplus)),
+    ("hardswish", (F.hardswish, TF.hardswish)),
     ("gelu", (F.gelu, TF.gelu)),
     ("silu", (F.silu, TF.silu)),
     ("matmul", same(lambda x: x @ x.T)),
     ("cross_entropy_none", (lambda x: F.cross_entropy(x, ak.asarray([0, 2]), reduction="none"),
                             lambda x: TF.cross_entropy(x, torch.tensor([0, 2]), reduction="none"))),
 ]
+
+BY_NAME = {c[0]: c for c in SAVES_OUTPUT + NO_SAVED_OUTPUT}
 
 # writes into the output: itself, a row (a view), a flat view of its tail
 WRITES = {
@@ -140,7 +148,7 @@ def test_write_into_an_unsaved_output_gives_torchs_gradient(case, write, how):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("case", [SAVES_OUTPUT[0], SAVES_OUTPUT[8], NO_SAVED_OUTPUT[2]],
+@pytest.mark.parametrize("case", [BY_NAME[n] for n in ("exp", "softmax", "sin")],
                          ids=["exp", "softmax", "sin"])
 def test_write_inside_jit_with_backward(case):
     _, (fn, tfn) = case

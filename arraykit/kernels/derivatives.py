@@ -6,7 +6,10 @@ and 0. Each function here computes the same values as its ``jax.numpy``
 counterpart and differentiates as PyTorch does at the exact points, so an
 arraykit gradient matches PyTorch's on padded, clamped or tied inputs. The rules
 are written in ``jax.numpy``, so they differentiate again (second derivatives).
-Real floating-point operands only: callers keep JAX's rules for complex ones.
+Real floating-point operands (``reciprocal``, holomorphic, complex too): callers
+keep JAX's rules for complex ones. Rules read the result where PyTorch saves it
+(``relu``, ``hypot``, ``reciprocal``, the norms), so that the autograd engine sees
+the dependence and checks the output for in-place writes as PyTorch does.
 """
 
 from __future__ import annotations
