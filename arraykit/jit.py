@@ -46,9 +46,9 @@ import weakref
 
 import jax
 import numpy as np
-from jax._src import core as jax_core  # eval_jaxpr: run a traced program on new inputs
 
 from . import buffer_pool
+from .jax_compat import eval_jaxpr
 from . import storage as S
 from . import x64
 from .devices import put
@@ -499,7 +499,7 @@ def _program(jaxpr, n_constvars):
     constvars, then the jaxpr's inputs (hoisted constants, then arguments)."""
 
     def program(*bufs):
-        return jax_core.eval_jaxpr(jaxpr, bufs[:n_constvars], *bufs[n_constvars:])
+        return eval_jaxpr(jaxpr, bufs[:n_constvars], *bufs[n_constvars:])
 
     return program
 

@@ -82,9 +82,22 @@ def test_small_cpu_kernels_get_fast_compile_options_and_large_ones_do_not():
     big_in = launch.compile_options(body, (np.ones(8, np.float32),), "cpu", (10**6,))
     big_out = launch.compile_options(
         lambda a: jnp.zeros(10**6) + a[0], (np.ones(8, np.float32),), "cpu", (8,))
-    assert small == launch.FAST_COMPILE_OPTIONS
+    assert small == launch.fast_compile_options() is not None
     assert big_in is None and big_out is None
     assert launch.compile_options(body, (np.ones(8, np.float32),), "gpu", (8,)) is None
+
+
+def test_fast_compile_options_drop_what_the_compiler_refuses(monkeypatch):
+    # jaxlib 0.11 refuses xla_cpu_use_fusion_emitters; a refused option must be left out,
+    # not fail every small kernel's compilation.
+    wanted = dict(launch.FAST_COMPILE_WANTED, xla_option_no_jaxlib_has=True)
+    monkeypatch.setattr(launch, "FAST_COMPILE_WANTED", wanted)
+    monkeypatch.setattr(launch, "_FAST_COMPILE_ACCEPTED", [])
+    assert launch.fast_compile_options() == {
+        k: v for k, v in wanted.items() if k != "xla_option_no_jaxlib_has"}
+    monkeypatch.setattr(launch, "FAST_COMPILE_WANTED", {"xla_option_no_jaxlib_has": True})
+    monkeypatch.setattr(launch, "_FAST_COMPILE_ACCEPTED", [])
+    assert launch.fast_compile_options() is None
 
 
 def test_an_eager_small_kernel_is_reused_inside_an_outer_jax_jit():

@@ -31,7 +31,7 @@ from .. import layout as L
 from .. import x64
 from ..devices import dense_values
 from ..kernels import strided
-from ..kernels.launch import FAST_COMPILE_OPTIONS, Locks, apply, call_or_nested
+from ..kernels.launch import Locks, apply, call_or_nested, fast_compile_options
 from ..storage import Storage
 from jax.extend.core import Literal
 
@@ -222,7 +222,7 @@ class Forward:
         self.call = jax.jit(forward, compiler_options=options)
         self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
         self.nested = jax.jit(forward)
-        self.pull = _pull if options is None else _pull_small
+        self.pull = _pull if options is None else _small_pull()
 
     def _forwarded(self, args, leaves):
         """Per residual leaf, the position of the argument it is (as passed), or None."""
@@ -361,8 +361,8 @@ def _pull_node(node, filled):
     cannot donate a buffer between the version check and its use."""
     with Locks(_read_back(node)):
         vjp = vjp_of(node)
-        if node.pull is _pull_small:  # options refused inside an outer trace: plain jit
-            return call_or_nested(_pull_small, _pull, vjp, filled)
+        if node.pull is not _pull:  # options refused inside an outer trace: plain jit
+            return call_or_nested(node.pull, _pull, vjp, filled)
         return node.pull(vjp, filled)
 
 
@@ -400,7 +400,14 @@ def _run_vjp(vjp, cts):
 
 
 _pull = jax.jit(_run_vjp)
-_pull_small = jax.jit(_run_vjp, compiler_options=FAST_COMPILE_OPTIONS)
+_PULL_SMALL = []
+
+
+def _small_pull():
+    """The VJP runner compiled with the fast-compile options (built on first use)."""
+    if not _PULL_SMALL:
+        _PULL_SMALL.append(jax.jit(_run_vjp, compiler_options=fast_compile_options()))
+    return _PULL_SMALL[0]
 
 
 @jax.jit

@@ -10,7 +10,7 @@ requires grad is an error, as in PyTorch.
 
 from __future__ import annotations
 
-from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
+from ..jax_compat import trace_state_clean
 
 from ..kernels.launch import call_or_nested, output_specs
 from ..storage import Storage

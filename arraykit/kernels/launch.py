@@ -15,7 +15,7 @@ offset becomes a run-time argument, so one more compile serves every offset.
 Compilation, not execution, dominates small eager kernels on the CPU (about 25 ms
 per new shape against microseconds per call). A CPU kernel whose operands and
 results all have at most ``SMALL_KERNEL_ELEMENTS`` elements is therefore compiled
-with XLA options that halve compile time (``FAST_COMPILE_OPTIONS``: the classic
+with XLA options that halve compile time (:func:`fast_compile_options`: the classic
 element emitters, no LLVM optimization); at those sizes the run time stays within
 a few microseconds. Transcendental functions can then differ from the fully
 optimized kernel of a large operand in the last unit of precision, as NumPy's
@@ -28,7 +28,6 @@ import threading
 
 import jax
 import numpy as np
-from jax._src.core import trace_state_clean  # JAX's own "no trace is active" test
 
 from .. import buffer_pool
 from .. import dtypes as D
@@ -36,6 +35,7 @@ from .. import host_memory
 from .. import layout as L
 from .. import storage as S
 from .. import x64
+from ..jax_compat import trace_state_clean
 from ..storage import Storage
 from . import strided
 
@@ -59,7 +59,8 @@ _x64_restore = x64._restore
 _RECORDER = []
 DYNAMIC_AFTER = 3
 SMALL_KERNEL_ELEMENTS = 4096
-FAST_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
+FAST_COMPILE_WANTED = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
+_FAST_COMPILE_ACCEPTED = []
 _OFFSETS_SEEN = {}
 _DYNAMIC = set()
 
@@ -104,7 +105,7 @@ def cache_clear():
 class _Compiled:
     """A jitted kernel plus the output layouts and dtypes recorded when traced.
 
-    ``call`` and ``donating`` run eagerly (possibly with ``FAST_COMPILE_OPTIONS``);
+    ``call`` and ``donating`` run eagerly (possibly with :func:`fast_compile_options`);
     ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
     compiler options are not allowed. ``kernel`` is the traced function itself and
     ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set,
@@ -129,8 +130,32 @@ class _Compiled:
         self.flags = None
 
 
+def fast_compile_options():
+    """The options of ``FAST_COMPILE_WANTED`` that this jaxlib's CPU compiler accepts, or None.
+
+    XLA adds and retires options between releases (jaxlib 0.11 has no
+    ``xla_cpu_use_fusion_emitters``), so each is tried once on a one-element
+    program, all together first, then one by one if that fails.
+    """
+    if not _FAST_COMPILE_ACCEPTED:
+        wanted = FAST_COMPILE_WANTED
+        if not _cpu_compiler_accepts(wanted):
+            wanted = {k: v for k, v in wanted.items() if _cpu_compiler_accepts({k: v})}
+        _FAST_COMPILE_ACCEPTED.append(wanted or None)
+    return _FAST_COMPILE_ACCEPTED[0]
+
+
+def _cpu_compiler_accepts(options):
+    probe = jax.device_put(np.float32(0), jax.devices("cpu")[0])
+    try:
+        jax.jit(lambda v: v + 1, compiler_options=options).lower(probe).compile()
+    except jax.errors.JaxRuntimeError:
+        return False
+    return True
+
+
 def compile_options(kernel, args, platform, in_sizes=()):
-    """XLA options for compiling ``kernel``: ``FAST_COMPILE_OPTIONS`` when small, else None.
+    """XLA options for compiling ``kernel``: :func:`fast_compile_options` when small, else None.
 
     A kernel is small on the CPU when ``in_sizes`` (element counts of what it reads)
     and its results all have at most ``SMALL_KERNEL_ELEMENTS`` elements; the result
@@ -144,7 +169,7 @@ def compile_options(kernel, args, platform, in_sizes=()):
     results = jax.tree.leaves(jax.jit(kernel).trace(*args).out_info)
     if max((r.size for r in results), default=0) > SMALL_KERNEL_ELEMENTS:
         return None
-    return FAST_COMPILE_OPTIONS
+    return fast_compile_options()
 
 
 def call_or_nested(call, nested, *args):

@@ -1,0 +1,33 @@
+"""The few JAX internals arraykit relies on, each with a fallback through public API.
+
+Supported JAX releases: 0.10 and 0.11 (``pyproject.toml``). What arraykit needs
+beyond ``jax``'s public namespace is a cheap "is any trace active?" test, taken on
+every eager operation, and running a traced jaxpr on new inputs. Where a release
+lacks the fast internal spelling, the public one is used instead.
+"""
+
+from __future__ import annotations
+
+import jax
+from jax.extend import core as _extend_core
+
+
+def no_trace_active():
+    """True when no JAX trace (jit, grad, vmap, ...) is active on this thread.
+
+    Spelled with ``jax.extend.core`` (the current trace is JAX's evaluation
+    trace); ``trace_state_clean`` is JAX's own flag read where the release has it.
+    """
+    with _extend_core.take_current_trace() as trace:
+        return type(trace).__name__ == "EvalTrace"
+
+
+try:  # a flag read, about 0.1 us
+    from jax._src.core import trace_state_clean
+except ImportError:  # pragma: no cover - depends on the installed JAX
+    trace_state_clean = no_trace_active
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Run ``jaxpr`` with its constant variables bound to ``consts`` on ``args``."""
+    return _extend_core.jaxpr_as_fun(_extend_core.ClosedJaxpr(jaxpr, list(consts)))(*args)

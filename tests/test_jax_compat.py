@@ -1,0 +1,43 @@
+"""The JAX internals arraykit uses have public fallbacks that agree with them."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from arraykit import jax_compat
+
+
+def _both():
+    return jax_compat.trace_state_clean(), jax_compat.no_trace_active()
+
+
+def test_no_trace_active_agrees_with_jax_flag_outside_and_inside_traces():
+    seen = {}
+
+    def probe(x):
+        seen["inside"] = _both()
+        return x * 2
+
+    assert _both() == (True, True)
+    jax.jit(probe)(1.0)
+    assert seen["inside"] == (False, False)
+    jax.vmap(probe)(jnp.ones(3))
+    assert seen["inside"] == (False, False)
+    jax.grad(probe)(1.0)
+    assert seen["inside"] == (False, False)
+
+
+@pytest.mark.parametrize("n_consts", [0, 2])
+def test_eval_jaxpr_runs_a_traced_program_on_new_inputs(n_consts):
+    consts = [np.float32(3.0), np.float32(4.0)][:n_consts]
+
+    def f(x, *c):
+        return jnp.sin(x) + sum(c, 0.0)
+
+    closed = jax.make_jaxpr(f)(np.ones(3, np.float32), *consts)
+    jaxpr = closed.jaxpr
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    # the traced inputs are (x, *c); bind c through the jaxpr's invars instead of consts
+    out = jax_compat.eval_jaxpr(jaxpr, closed.consts, x, *consts)
+    np.testing.assert_allclose(np.asarray(out[0]), np.sin(x) + sum(consts, 0.0), rtol=1e-6)
