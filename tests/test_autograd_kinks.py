@@ -205,21 +205,25 @@ def _ak_grads(fn, inputs, w, dtype, mode):
     return fn(*xs), list(grad(*xs))
 
 
-def _close(actual, expected, dtype):
-    tol = 1e-5 if dtype == "float32" else 1e-12
+# torch computes hardsigmoid's 1/6 in float32 for float64 inputs
+FLOAT64_TOLERANCE = {"hardsigmoid": 1e-7}
+
+
+def _close(actual, expected, dtype, loose=None):
+    tol = 1e-5 if dtype == "float32" else loose or 1e-12
     np.testing.assert_allclose(np.asarray(actual), expected, rtol=tol, atol=tol, equal_nan=True)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_value_and_gradient_match_torch(case, dtype):
-    _, (fn, tfn), inputs = case
+    name, (fn, tfn), inputs = case
     value, w, expected = _torch_reference(tfn, inputs, dtype)
     out, grads = _ak_grads(fn, inputs, w, dtype, "backward")
     _close(out, value, dtype)
     for g, e in zip(grads, expected):
         assert g is not None and g.dtype == getattr(ak, dtype)
-        _close(g, e, dtype)
+        _close(g, e, dtype, FLOAT64_TOLERANCE.get(name))
 
 
 # the default run checks these in every mode, the slow run all cases

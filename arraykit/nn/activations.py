@@ -17,6 +17,12 @@ def _scalar(value, like):
     return jnp.asarray(value, like.dtype)
 
 
+def _frozen_unless(cond, x):
+    """``x``, differentiable only where ``cond``: a first derivative written with it has
+    PyTorch's second derivative, masked strictly inside the branch."""
+    return jnp.where(cond, x, jax.lax.stop_gradient(x))
+
+
 def hardtanh(x, low, high):
     """``clip(x, low, high)``; gradient only strictly inside ``(low, high)``."""
 
@@ -44,7 +50,7 @@ def elu(x, alpha):
         return _scalar(alpha, x) * jnp.expm1(jnp.minimum(x, jnp.zeros((), x.dtype)))
 
     @with_jvp(lambda p, out, dx: jnp.where(
-        p[0] > 0, dx, dx * _scalar(alpha, dx) * jnp.exp(jnp.minimum(p[0], jnp.zeros((), dx.dtype)))))
+        p[0] > 0, dx, dx * _scalar(alpha, dx) * jnp.exp(_frozen_unless(p[0] < 0, p[0]))))
     def body(x):
         return jnp.where(x > 0, x, negative_side(x))
 
@@ -58,8 +64,12 @@ def softplus(x, beta, threshold):
     def smooth(x):
         return jnp.logaddexp(jnp.zeros((), x.dtype), x * _scalar(b, x)) / _scalar(b, x)
 
-    @with_jvp(lambda p, out, dx: jnp.where(
-        p[0] * _scalar(b, dx) > threshold, dx, dx * jax.nn.sigmoid(p[0] * _scalar(b, dx))))
+    def slope(x):
+        bx = x * _scalar(b, x)
+        return jnp.where(bx > threshold, jnp.ones((), x.dtype),
+                         jax.nn.sigmoid(_frozen_unless(bx < threshold, bx)))
+
+    @with_jvp(lambda p, out, dx: dx * slope(p[0]))
     def body(x):
         return jnp.where(x * _scalar(b, x) > threshold, x, smooth(x))
 
