@@ -22,6 +22,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
+from ..kernels import derivatives as DV
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
 from .autocasting import coerce
@@ -154,7 +155,17 @@ def _inv(x):
 
 
 def _matrix_norm(x, keepdims, ord):
-    return jnp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    if ord in (2, -2, "nuc"):
+        return jnp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    rows, cols = x.ndim - 2, x.ndim - 1
+    real = jnp.finfo(x.dtype).dtype
+    if ord == "fro":
+        return _vector_norm(x, (rows, cols), keepdims, 2, real)
+    a = DV.abs(x) if jnp.isrealobj(x) else jnp.abs(x)
+    sums = jnp.sum(a, axis=rows if ord in (1, -1) else cols)
+    pick = jnp.max if ord > 0 else jnp.min
+    out = pick(sums, axis=-1)
+    return out[..., None, None] if keepdims else out
 
 
 def _mm(a, b):
@@ -223,10 +234,10 @@ def _sum_last(x, dtype):
     return jnp.sum(x, axis=-1, dtype=dtype)
 
 
-def _vector_norm(x, axis, keepdims, ord, real):
+def _vector_norm_value(x, axis, keepdims, ord, real):
     if ord == 2:
         sq = x.real * x.real + x.imag * x.imag if jnp.iscomplexobj(x) else x * x
-        return jnp.sqrt(jnp.sum(sq, axis=axis, keepdims=keepdims)).astype(real)
+        return DV.sqrt_of_sum(jnp.sum(sq, axis=axis, keepdims=keepdims)).astype(real)
     a = jnp.abs(x).astype(real)
     if ord == math.inf:
         return jnp.max(a, axis=axis, keepdims=keepdims, initial=0)
@@ -237,6 +248,9 @@ def _vector_norm(x, axis, keepdims, ord, real):
     if ord == 1:
         return jnp.sum(a, axis=axis, keepdims=keepdims)
     return jnp.sum(a**ord, axis=axis, keepdims=keepdims) ** (1 / ord)
+
+
+_vector_norm = DV.vector_norm(_vector_norm_value)
 
 
 # ---------------------------------------------------------------------------- functions

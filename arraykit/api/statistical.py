@@ -27,6 +27,7 @@ from jax import lax
 
 from ..core import dtypes as D
 from ..core import layout as L
+from ..kernels import derivatives as DV
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
@@ -115,6 +116,7 @@ def _exact_extreme(x, axes, keepdims, reduce, nan_last):
     return O.key_to_float(key, x.dtype)
 
 
+@DV.extreme
 def _extreme(x, axes, keepdims, reduce, nan_last):
     m = reduce(x, axis=axes, keepdims=keepdims)
     if not jnp.issubdtype(x.dtype, jnp.floating):
@@ -146,7 +148,7 @@ def _var(x, axes, keepdims, compute, out, divisor, root):
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
     s = jnp.sum(sq, axis=axes, keepdims=keepdims)
     v = s / divisor if divisor > 0 else jnp.full_like(s, jnp.nan)
-    return (jnp.sqrt(v) if root else v).astype(out)
+    return (DV.sqrt_of_sum(v) if root else v).astype(out)
 
 
 def _pad_initial(y, axis, value):

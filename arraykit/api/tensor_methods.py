@@ -128,15 +128,23 @@ _attach("mean", _mean, "``x.mean(dim=None, keepdim=False, dtype=None)``: :func:`
         "of ``x`` (converted to ``dtype`` when given; integer tensors need one, as in PyTorch).")
 
 
+def _values_at(x, indices, dim, keepdim):
+    """``x``'s elements at ``indices`` (valid, kept dims) along ``dim``: the gradient
+    of ``x.max(dim).values`` goes to the element the index names, as in PyTorch."""
+    values = jnp.take_along_axis(x, indices, axis=dim)
+    return values if keepdim else jnp.squeeze(values, axis=dim)
+
+
 def _extreme_method(name, reduce, arg):
     def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if isinstance(dim, Tensor):  # torch.max(input, other): element-wise
             return (E.maximum if name == "max" else E.minimum)(self, dim)
         dim, keepdim = _reduction_args(name, dim, keepdim, axis, keepdims)
-        values = reduce(self, axis=dim, keepdims=keepdim)
-        if dim is None or isinstance(dim, tuple):
-            return values
-        return ValuesIndices(values, arg(self, axis=dim, keepdims=keepdim))
+        if dim is None or isinstance(dim, tuple) or self.ndim == 0:
+            return reduce(self, axis=dim, keepdims=keepdim)
+        indices = arg(self, axis=dim, keepdims=True)
+        values = apply(_values_at, (self, indices), (dim % self.ndim, keepdim))
+        return ValuesIndices(values, indices if keepdim else M.squeeze(indices, axis=dim))
     _attach(name, method, (
         f"``x.{name}()``: the {name}imum (:func:`arraykit.{name}`); "
         f"``x.{name}(dim, keepdim=False)``: a ``(values, indices)`` named tuple over one "

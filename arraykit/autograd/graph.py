@@ -20,6 +20,8 @@ views sum).
 
 from __future__ import annotations
 
+import weakref
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -76,7 +78,9 @@ class KernelNode:
 
     ``parents`` are the versions its differentiable inputs had; ``saved`` lists
     (storage, version) of the inputs whose values the VJP keeps, checked at
-    backward time like PyTorch's saved-tensor version counter. ``forward`` and
+    backward time like PyTorch's saved-tensor version counter;
+    ``saved_outputs`` (output index, weak reference to its storage, version) the
+    outputs it reads (see :meth:`save_outputs`). ``forward`` and
     ``inputs`` serve ``create_graph``, which runs the VJP again as a recorded kernel
     of the inputs' values (see :func:`graph_pull`): ``inputs`` has one entry per
     kernel argument, None where the VJP does not need its value, (storage, version)
@@ -85,7 +89,8 @@ class KernelNode:
     custom Function node has ``forward`` None and a ``vjp`` with a ``graph`` method.
     """
 
-    __slots__ = ("name", "vjp", "pull", "parents", "saved", "outputs", "forward", "inputs")
+    __slots__ = ("name", "vjp", "pull", "parents", "saved", "saved_outputs", "outputs",
+                 "forward", "inputs")
 
     def __init__(self, name, vjp, pull, parents, saved, forward=None, inputs=None):
         self.name = name
@@ -93,9 +98,28 @@ class KernelNode:
         self.pull = pull
         self.parents = parents
         self.saved = saved
+        self.saved_outputs = ()
         self.outputs = ()
         self.forward = forward
         self.inputs = inputs
+
+    def save_outputs(self, storages):
+        """Note the storages of the outputs the VJP reads (``forward.outputs_read``, one
+        storage per output) at their current versions, held weakly: a storage that
+        dies can no longer be written."""
+        self.saved_outputs = tuple(
+            (j, weakref.ref(storages[j]), storages[j].version) for j in self.forward.outputs_read
+        )
+
+    def check_saved(self):
+        """Raise PyTorch's error if a saved input or output was written in place."""
+        for storage, version in self.saved:
+            if storage.version != version:
+                raise _version_error(self, storage, version)
+        for j, ref, version in self.saved_outputs:
+            storage = ref()
+            if storage is not None and storage.version != version:
+                raise _version_error(self, storage, version, f"output {j}")
 
 
 OVERWRITTEN = object()  # the old buffer of an in-place kernel's target (gone after the write)
@@ -168,15 +192,18 @@ class Forward:
     :func:`arraykit.kernels.launch.compile_options`), for use inside an outer JAX
     trace; ``pull`` runs the VJP, compiled with the same options. ``saved``: the
     positions, among the differentiated arguments, whose values the VJP's residuals
-    depend on.
+    depend on; ``outputs_read``: the outputs whose values they are computed from
+    (``exp``, ``tanh``, ``sqrt`` ... differentiate through their result, as
+    PyTorch's saved outputs), checked unchanged at backward time.
     """
 
     __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",
-                 "needed", "avals", "inplace", "__weakref__")
+                 "needed", "outputs_read", "avals", "inplace", "__weakref__")
 
     def __init__(self, kernel, mask, name, options, inplace=False):
         self.saved = None
         self.needed = None
+        self.outputs_read = None
         self.avals = None
         self.inplace = inplace
         self.name = name
@@ -219,23 +246,45 @@ class Forward:
         return (fn, *(a for a, m in zip(args, mask) if m))
 
     def analyze(self, args):
-        """Which arguments the VJP's residuals depend on (jaxpr data flow): ``needed``
-        (positions among all arguments) and ``saved`` (among the differentiated ones)."""
+        """Which arguments and outputs the VJP's residuals depend on (jaxpr data flow):
+        ``needed`` (positions among all arguments), ``saved`` (among the differentiated
+        ones) and ``outputs_read``."""
         avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args]
         present = [i for i, a in enumerate(avals) if a is not None]
 
-        def residuals(*values):
+        def outputs_and_residuals(*values):
             full = [None] * len(avals)
             for i, v in zip(present, values):
                 full[i] = v
-            return jax.tree.leaves(jax.vjp(*self.on_diff(full))[1])
+            outs, vjp = jax.vjp(*self.on_diff(full))
+            return list(outs), jax.tree.leaves(vjp)
 
-        jaxpr = jax.make_jaxpr(residuals)(*(avals[i] for i in present)).jaxpr
-        deps = set().union(*_dependencies(jaxpr, [{i} for i in present]))
+        closed, shapes = jax.make_jaxpr(outputs_and_residuals, return_shape=True)(
+            *(avals[i] for i in present))
+        n_out = len(shapes[0])
+        marks = {j: {_OutputMark(j)} for j in range(n_out)}
+        flows = _dependencies(closed.jaxpr, [{i} for i in present], marks)[n_out:]
+        deps = set().union(*flows)
         diff = [i for i, m in enumerate(self.mask) if m]
         self.avals = tuple(avals)
-        self.needed = frozenset(deps)
+        self.needed = frozenset(d for d in deps if not isinstance(d, _OutputMark))
         self.saved = tuple(k for k, i in enumerate(diff) if i in deps)
+        self.outputs_read = tuple(sorted(d.index for d in deps if isinstance(d, _OutputMark)))
+
+
+class _OutputMark:
+    """In a dependency set: computed from output ``index`` of the kernel."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __eq__(self, other):
+        return isinstance(other, _OutputMark) and other.index == self.index
+
+    def __hash__(self):
+        return hash((_OutputMark, self.index))
 
 
 # Primitives that call their ``jaxpr``/``call_jaxpr`` once on their own operands: their
@@ -244,10 +293,16 @@ class Forward:
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "checkpoint", "remat", "custom_jvp_call"}
 
 
-def _dependencies(jaxpr, in_deps):
+def _dependencies(jaxpr, in_deps, marks=None):
     """For each output of ``jaxpr``, the input positions it depends on, given ``in_deps``
-    (a set of positions per input variable)."""
+    (a set of positions per input variable). ``marks`` (output position -> set) are
+    added where that output is computed, so whatever is computed from it carries them."""
     deps = dict(zip(jaxpr.invars, in_deps))
+    marked = {}
+    for k, extra in (marks or {}).items():
+        v = jaxpr.outvars[k]
+        if not isinstance(v, Literal) and v not in deps:  # not an input passed through
+            marked.setdefault(v, set()).update(extra)
 
     def of(v):
         return set() if isinstance(v, Literal) else deps.get(v, set())
@@ -257,9 +312,11 @@ def _dependencies(jaxpr, in_deps):
         inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
         inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr's Jaxpr
         if eqn.primitive.name in _CALLS and inner is not None and len(inner.invars) == len(ins):
-            outs = _dependencies(inner, ins)
+            inner_marks = {k: marked[v] for k, v in enumerate(eqn.outvars) if v in marked}
+            outs = _dependencies(inner, ins, inner_marks)
         else:
             outs = [set().union(*ins)] * len(eqn.outvars)
+        outs = [out | marked[v] if v in marked else out for out, v in zip(outs, eqn.outvars)]
         deps.update(zip(eqn.outvars, outs))
     return [of(v) for v in jaxpr.outvars]
 
@@ -421,10 +478,10 @@ def _order(roots):
     return post
 
 
-def _version_error(node, storage, saved_version):
+def _version_error(node, storage, saved_version, what="an input"):
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: an input of {node.name} (a storage of {storage.size()} "
+        f"inplace operation: {what} of {node.name} (a storage of {storage.size()} "
         f"{storage.dtype} elements) is at version {storage.version}; expected version "
         f"{saved_version} instead. Clone the tensor before modifying it in place"
     )
@@ -616,9 +673,7 @@ def run_backward(roots, retain_graph, ops, wanted=None, tensor_type=None):
             continue
         if node.vjp is None:
             raise _freed_error(node)
-        for storage, version in node.saved:
-            if storage.version != version:
-                raise _version_error(node, storage, version)
+        node.check_saved()
         if not ops.graph:
             filled = tuple(_zeros(out) if ct is None else ct for out, ct in zip(node.outputs, out_cts))
             in_cts = _pull_node(node, filled)

@@ -76,6 +76,8 @@ class Recorder:
             if G.differentiable(dtype):
                 st.node = version
             made.append(self.tensor._make(st, layout, dtype))
+        if forward.outputs_read:
+            node.save_outputs([t._storage for t in made])
         return made if multiple else made[0]
 
     def apply_inplace(self, entry, fn, target, operands, aliases, inputs, offsets):
@@ -133,5 +135,7 @@ class Recorder:
                 raise
             tst.replace(keeping_vjp(forward.nested), keeping_vjp(forward.nested), offsets, *inputs)
         node = G.make_node(forward, (tst._buffer,), pulled[0], parents, storages, args)
+        if forward.outputs_read:
+            node.save_outputs([tst])
         tst.node = node.outputs[0]
         return True

@@ -19,6 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import derivatives as DV
+
 _PI = math.pi
 _INF = math.inf
 _NAN = math.nan
@@ -138,11 +140,13 @@ def divide(a, b, dtype):
 
 
 def maximum(a, b, dtype):
-    return jnp.maximum(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.maximum(a, b) if _is_float(a) else jnp.maximum(a, b)
 
 
 def minimum(a, b, dtype):
-    return jnp.minimum(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.minimum(a, b) if _is_float(a) else jnp.minimum(a, b)
 
 
 def where_fill(cur, mask, value):
@@ -159,6 +163,8 @@ def square(x):
 
 
 def reciprocal(x):
+    if _is_float(x) or _is_complex(x):
+        return DV.reciprocal(x)
     return jnp.ones((), x.dtype) / x
 
 
@@ -166,7 +172,7 @@ def abs(x):  # noqa: A001 (the array API name)
     if _is_complex(x):
         re, im = _parts(x)
         return jnp.hypot(re, im)
-    return jnp.abs(x)
+    return DV.abs(x) if _is_float(x) else jnp.abs(x)
 
 
 def sign(x):
@@ -230,6 +236,13 @@ def remainder(a, b, dtype):
         if _is_signed(dtype):
             r = jnp.where((r != 0) & ((r < 0) != (safe_b < 0)), r + safe_b, r)
         return jnp.where(b == 0, 0, r)
+    return _float_remainder(a, b)
+
+
+@DV.with_jvp(lambda p, out, da: da, lambda p, out, db: -_float_divmod(*p)[0] * db)
+def _float_remainder(a, b):
+    """Float ``a % b``; derivatives 1 and ``-floor(a / b)`` everywhere (PyTorch's),
+    also where the result jumps."""
     _, mod = _float_divmod(a, b)
     return jnp.where((b == 0) | ~_finite(a), _NAN, mod)
 
@@ -243,9 +256,9 @@ def pow(a, b, dtype):  # noqa: A001 (the array API name)
         odd = (b & 1) == 1
         negative_power = jnp.where(a == 1, 1, jnp.where(a == -1, jnp.where(odd, -1, 1), 0))
         return jnp.where(b < 0, negative_power.astype(dtype), out)
-    out = jnp.power(a, b)
     if not _is_complex(a):
-        return out
+        return DV.pow(a, b)
+    out = jnp.power(a, b)
     re, im = _parts(out)
     b_zero = b == 0
     a_zero = a == 0
@@ -466,7 +479,8 @@ def _csqrt(x):
 
 
 def logaddexp(a, b, dtype):
-    return jnp.logaddexp(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.logaddexp(a, b)
 
 
 # ----------------------------------------------------------------------------- hyperbolic
@@ -713,15 +727,18 @@ def _cacos(x):
 
 
 def atan2(a, b, dtype):
-    return jnp.arctan2(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.atan2(a, b)
 
 
 def copysign(a, b, dtype):
-    return jnp.copysign(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.copysign(a, b)
 
 
 def hypot(a, b, dtype):
-    return jnp.hypot(a.astype(dtype), b.astype(dtype))
+    a, b = _cast(a, b, dtype)
+    return DV.hypot(a, b)
 
 
 def nextafter(a, b, dtype):
@@ -847,12 +864,17 @@ def bitwise_right_shift(a, b, dtype):
 
 
 def clip_both(x, lo, hi):
-    return jnp.minimum(jnp.maximum(x, lo.astype(x.dtype)), hi.astype(x.dtype))
+    lo, hi = lo.astype(x.dtype), hi.astype(x.dtype)
+    if _is_float(x):
+        return DV.clip_both(x, lo, hi)
+    return jnp.minimum(jnp.maximum(x, lo), hi)
 
 
 def clip_min(x, lo):
-    return jnp.maximum(x, lo.astype(x.dtype))
+    lo = lo.astype(x.dtype)
+    return DV.clip_min(x, lo) if _is_float(x) else jnp.maximum(x, lo)
 
 
 def clip_max(x, hi):
-    return jnp.minimum(x, hi.astype(x.dtype))
+    hi = hi.astype(x.dtype)
+    return DV.clip_max(x, hi) if _is_float(x) else jnp.minimum(x, hi)

@@ -26,15 +26,18 @@ from ..core import deferred_checks
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core import precision as P
+from ..kernels import derivatives as DV
 from ..kernels.launch import apply
 from ..tensors.tensor_type import channels_last, is_traced, require_tensor
+from . import activations as A
 from . import attention_kernels as AK
 from . import linear_ce_kernels as LCE
 from . import loss_kernels as K
 
 __all__ = [
     "softmax", "log_softmax", "logsumexp", "nll_loss", "cross_entropy",
-    "binary_cross_entropy_with_logits", "mse_loss", "relu", "gelu", "silu", "linear", "dropout",
+    "binary_cross_entropy_with_logits", "mse_loss", "relu", "relu6", "hardtanh", "leaky_relu",
+    "elu", "softplus", "hardsigmoid", "hardswish", "sigmoid", "gelu", "silu", "linear", "dropout",
     "conv2d", "embedding", "layer_norm", "scaled_dot_product_attention", "linear_cross_entropy",
 ]
 
@@ -333,13 +336,65 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 def _relu_body(x):
-    return jnp.maximum(x, 0)
+    return DV.relu(x) if jnp.issubdtype(x.dtype, jnp.floating) else jnp.maximum(x, 0)
 
 
 def relu(input, inplace=False):
     """``max(x, 0)``."""
     out = apply(_relu_body, (require_tensor(input, "relu"),))
     return input.copy_(out) if inplace else out
+
+
+def _activation(body, input, name, static=(), inplace=False):
+    """A piecewise activation of :mod:`arraykit.nn.activations`, written back into
+    ``input`` when ``inplace``."""
+    x = _floating(input, name)
+    if x.dtype.kind == "complex":
+        raise TypeError(f"{name}: expected a real floating-point tensor, got {x.dtype}")
+    out = apply(body, (x,), tuple(static))
+    return input.copy_(out) if inplace else out
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(x, min_val, max_val)``; no gradient at the bounds, as PyTorch."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} must not exceed max_val {max_val}")
+    return _activation(A.hardtanh, input, "hardtanh", (float(min_val), float(max_val)), inplace)
+
+
+def relu6(input, inplace=False):
+    """``min(max(x, 0), 6)``; no gradient at 0 and 6."""
+    return _activation(A.hardtanh, input, "relu6", (0.0, 6.0), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where positive, else ``negative_slope * x``."""
+    return _activation(A.leaky_relu, input, "leaky_relu", (float(negative_slope),), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+    return _activation(A.elu, input, "elu", (float(alpha),), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    return _activation(A.softplus, input, "softplus", (float(beta), float(threshold)))
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``."""
+    return _activation(A.hardsigmoid, input, "hardsigmoid", (), inplace)
+
+
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6``."""
+    return _activation(A.hardswish, input, "hardswish", (), inplace)
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-x))``."""
+    return _activation(A.sigmoid, input, "sigmoid")
 
 
 def _gelu_body(x, approximate):
