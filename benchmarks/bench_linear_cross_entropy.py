@@ -69,7 +69,8 @@ def _arraykit(variant, x, w, t, dtype):
         loss.backward()
         return loss
 
-    fn = ak.jit(step) if variant.endswith("_jit") else step
+    jitted = variant.endswith("_jit")
+    fn = ak.jit(step) if jitted else step
 
     def run():
         fn(xs, ws, ts).untyped_storage().buffer.block_until_ready()
@@ -77,8 +78,12 @@ def _arraykit(variant, x, w, t, dtype):
             p.grad.untyped_storage().buffer.block_until_ready()
 
     def drop_gradients():
-        xs.grad = None
-        ws.grad = None
+        # arraykit.jit keeps the .grad storages its program writes: dropping them
+        # would make the next call trace and compile again (compiler memory in the
+        # peak). They stay; the program's old and new gradients both live until it ends.
+        if not jitted:
+            xs.grad = None
+            ws.grad = None
         ak.buffer_pool.empty()
 
     return run, drop_gradients
