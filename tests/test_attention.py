@@ -217,6 +217,29 @@ def test_dropout_gradient_uses_the_drawn_mask():
     np.testing.assert_allclose(q.grad.numpy(), tq.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("case", [CASES[i] for i in (2, 4, 6, 10, 11, 13, 15, 17)], ids=str)
+def test_dropout_path_keeping_everything_matches_torch(case):
+    """The plain-XLA lowering that dropout takes (here dropping with probability
+    1e-12: nothing) gives PyTorch's values and gradients for masks, grouped heads and
+    broadcasting."""
+    qs, ks, vs, kind, mask_shape, kwargs = case
+    rng = np.random.default_rng(8)
+    values = [rng.normal(size=s) for s in (qs, ks, vs)]
+    mask = None if kind is None else _mask(kind, mask_shape, rng)
+    mine = [ak.asarray(a).requires_grad_() for a in values]
+    theirs = [torch.tensor(a, requires_grad=True) for a in values]
+    a_out = F.scaled_dot_product_attention(*mine, None if mask is None else ak.asarray(mask),
+                                           dropout_p=1e-12, **kwargs)
+    t_out = TF.scaled_dot_product_attention(*theirs, None if mask is None else torch.tensor(mask),
+                                            **kwargs)
+    g = rng.normal(size=tuple(t_out.shape))
+    a_out.backward(ak.asarray(g))
+    t_out.backward(torch.tensor(g))
+    np.testing.assert_allclose(a_out.detach().numpy(), t_out.detach().numpy(), **TOL[np.float64])
+    for a, t in zip(mine, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), **TOL[np.float64])
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda q, m: F.scaled_dot_product_attention(q, q, q, m, is_causal=True), RuntimeError,
      "is_causal"),

@@ -350,3 +350,18 @@ def test_policy_table_follows_torch_cpu_lists():
     assert "softmax" not in cpu and "layer_norm" not in cpu and "sum" not in cpu
     gpu = POLICY["gpu"]
     assert gpu["softmax"] == gpu["layer_norm"] == gpu["sum"] == gpu["exp"] == "float32"
+
+
+def test_autocast_lowers_attention_and_the_fused_linear_cross_entropy():
+    q = ak.asarray(np.random.default_rng(0).standard_normal((2, 4, 8)), dtype=ak.float32,
+                   device="cpu")
+    w = ak.asarray(np.random.default_rng(1).standard_normal((16, 8)), dtype=ak.float32,
+                   device="cpu")
+    target = ak.asarray(np.arange(8) % 16, device="cpu")
+    with ak.autocast("cpu", dtype=ak.bfloat16):
+        out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        loss = F.linear_cross_entropy(q.reshape(8, 8), w, target)
+    assert out.dtype == ak.bfloat16
+    assert loss.dtype == ak.bfloat16
+    exact = F.linear_cross_entropy(q.reshape(8, 8), w, target)
+    np.testing.assert_allclose(float(loss), float(exact), rtol=2e-2)

@@ -5,7 +5,8 @@ function), operations on tensors of that device type compute by PyTorch's op
 classes, kept in one table, :data:`POLICY` (per device type, as PyTorch's lists
 differ between its CPU and CUDA autocast):
 
-* ``LOWER`` (matmul, linear, conv2d, vecdot, attention): floating operands other than
+* ``LOWER`` (matmul, linear, conv2d, vecdot, attention, the fused linear cross-entropy,
+  whose log-sum-exp is accumulated in float32 anyway): floating operands other than
   float64 are cast to the autocast dtype;
 * ``FLOAT32`` (losses everywhere; on a GPU also softmax, log_softmax, norms,
   ``sum``/``prod``, exp/log and the other ops PyTorch's CUDA autocast runs in
@@ -37,7 +38,7 @@ __all__ = ["autocast", "coerce", "POLICY", "LOWER", "FLOAT32"]
 LOWER = "lower"
 FLOAT32 = "float32"
 
-_BOTH_LOWER = ("matmul", "linear", "conv2d", "vecdot", "attention")
+_BOTH_LOWER = ("matmul", "linear", "conv2d", "vecdot", "attention", "linear_cross_entropy")
 _BOTH_FLOAT32 = (
     "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits", "prod",
 )
@@ -45,7 +46,6 @@ _GPU_FLOAT32 = (
     "softmax", "log_softmax", "logsumexp", "layer_norm", "sum", "cumulative_sum",
     "cumulative_prod", "vector_norm", "matrix_norm", "exp", "expm1", "log", "log1p", "log2",
     "log10", "acos", "asin", "cosh", "sinh", "tan", "reciprocal", "pow",
-    "linear_cross_entropy",
 )
 
 #: device type -> {op name: LOWER | FLOAT32}; ops not listed follow their inputs.

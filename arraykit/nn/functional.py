@@ -687,12 +687,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     the query's device (rescaling the rest by ``1 / (1 - p)``); ``enable_gqa`` lets
     ``Hq`` be a multiple of ``H``, query head ``n`` reading key/value head
     ``n // (Hq // H)``. A row with every score masked gives zeros. Lowers to
-    ``jax.nn.dot_product_attention`` without dropout (cuDNN's fused kernel for 16-bit
-    inputs on a GPU), to plain XLA otherwise.
+    ``jax.nn.dot_product_attention`` without dropout (on a GPU, cuDNN's fused kernel
+    for 16-bit inputs without a mask and with ``L == S``, when cuDNN takes the shapes;
+    JAX's XLA form for the rest), and to plain XLA for dropout, float64, ``Ev != E``
+    and batch dimensions that broadcast.
     """
     q = _floating(query, "scaled_dot_product_attention")
     k = _floating(key, "scaled_dot_product_attention")
     v = _floating(value, "scaled_dot_product_attention")
+    q, k, v = coerce("attention", q, k, v)
     if not q.dtype == k.dtype == v.dtype:
         raise ValueError(
             "scaled_dot_product_attention: expected query, key and value to have the same dtype, "
@@ -733,7 +736,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
         return draw(_scaled_dot_product_attention_dropout, operands, (options,), None, q.device)
     if _fused_attention_fits(q, k, v, attn_mask):
-        cudnn = (q.device.platform == "gpu" and kind is None
+        # cuDNN: 16-bit, no mask, and L == S (where top-left and bottom-right causal agree)
+        cudnn = (q.device.platform == "gpu" and kind is None and q.shape[-2] == k.shape[-2]
                  and q.dtype.np in (jnp.bfloat16, jnp.float16))
         return apply(_scaled_dot_product_attention, operands,
                      (options + ("cudnn" if cudnn else None,),))
@@ -817,6 +821,7 @@ def linear_cross_entropy(input, weight, target, bias=None, ignore_index=-100, re
     x = _floating(input, "linear_cross_entropy")
     w = _floating(weight, "linear_cross_entropy")
     require_tensor(target, "linear_cross_entropy")
+    x, w, bias = coerce("linear_cross_entropy", x, w, bias)
     if x.ndim < 2 or w.ndim != 2 or x.shape[-1] != w.shape[1]:
         raise ValueError(
             "linear_cross_entropy: expected input (..., d) with at least 2 dimensions and weight "
