@@ -53,6 +53,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(_ROOT, "examples"))
 
 import train_digits  # noqa: E402 (the example's model and step)
+from mlp_anchor import make_step  # noqa: E402
 
 GPU_SIZES = {
     "mlp": ((784, 1024, 1024, 10), 256),
@@ -170,20 +171,7 @@ def jax_mlp(target, sizes, batch, precision=None):
         y = jnp.asarray(rng.integers(0, sizes[-1], batch), jnp.int32)
     tx = optax.sgd(LR)
     state = [params, tx.init(params)]
-
-    def loss_fn(p, xb, yb):
-        h = xb
-        for k, (w, b) in enumerate(p):
-            h = jnp.matmul(h, w, precision=precision) + b
-            if k < len(p) - 1:
-                h = jax.nn.relu(h)
-        return optax.softmax_cross_entropy_with_integer_labels(h, yb).mean()
-
-    @jax.jit
-    def step(p, s, xb, yb):
-        loss, grads = jax.value_and_grad(loss_fn)(p, xb, yb)
-        updates, s = tx.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
+    step = make_step(tx, precision)
 
     def call():
         state[0], state[1], loss = step(state[0], state[1], x, y)
@@ -387,20 +375,7 @@ def first_call(target, args):
                   for k, i, o in zip(keys, sizes[:-1], sizes[1:])]
         xj, yj = jnp.asarray(x), jnp.asarray(y, jnp.int32)
     tx = optax.sgd(0.1, momentum=0.9)
-
-    def loss_fn(p, xb, yb):
-        h = xb
-        for k, (w, b) in enumerate(p):
-            h = h @ w + b
-            if k < len(p) - 1:
-                h = jax.nn.relu(h)
-        return optax.softmax_cross_entropy_with_integer_labels(h, yb).mean()
-
-    @jax.jit
-    def jax_step(p, s, xb, yb):
-        loss, grads = jax.value_and_grad(loss_fn)(p, xb, yb)
-        updates, s = tx.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
+    jax_step = make_step(tx)
 
     start = time.perf_counter()
     jax.block_until_ready(jax_step(params, tx.init(params), xj, yj))

@@ -21,6 +21,7 @@ import torch
 import arraykit as ak
 import arraykit.nn.functional as AF
 from arraykit import nn, optim
+from mlp_anchor import make_step
 
 SIZES = (784, 1024, 1024, 10)
 BATCH = 256
@@ -68,20 +69,7 @@ def jax_step(x, y):
     tx = optax.sgd(LR)
     state = [params, tx.init(params)]
     xs, ys = jnp.asarray(x), jnp.asarray(y, jnp.int32)
-
-    def loss_fn(p, xb, yb):
-        h = xb
-        for k, (w, b) in enumerate(p):
-            h = h @ w + b
-            if k < len(p) - 1:
-                h = jax.nn.relu(h)
-        return optax.softmax_cross_entropy_with_integer_labels(h, yb).mean()
-
-    @jax.jit
-    def step(p, s, xb, yb):
-        loss, grads = jax.value_and_grad(loss_fn)(p, xb, yb)
-        updates, s = tx.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
+    step = make_step(tx)
 
     def run():
         state[0], state[1], loss = step(state[0], state[1], xs, ys)

@@ -121,12 +121,7 @@ def _gather(body, x, indices, axis, static, name):
             lo, hi = host_bounds.tolist()
             return _out_of_bounds(lo, hi, size, axis, name) if lo < -size or hi >= size else None
 
-        if deferred_checks.deferring(ist.device):
-            deferred_checks.defer(bounds._storage.buffer, error_of)
-            return out
-        error = error_of(bounds.numpy())
-        if error is not None:
-            raise error
+        deferred_checks.check(ist.device, bounds._storage.buffer, error_of)
         return out
     # Check the current index buffer and dispatch the gather on it while no write can
     # replace it. x's lock is held too, both taken in the launcher's order (by storage

@@ -263,10 +263,5 @@ def searchsorted(x1=None, x2=None, /, *, side="left", sorter=None, sorted_sequen
         bad = lo if lo < 0 else hi
         return ValueError(f"searchsorted() sorter index {bad} is out of range for x1 of size {size}")
 
-    if deferred_checks.deferring(sorter.device):
-        deferred_checks.defer(bounds._storage.buffer, error_of)
-        return out
-    error = error_of(bounds.numpy())
-    if error is not None:
-        raise error
+    deferred_checks.check(sorter.device, bounds._storage.buffer, error_of)
     return out

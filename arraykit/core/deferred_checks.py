@@ -55,6 +55,17 @@ def defer(values, error_of):
         _PENDING.append((values, error_of))
 
 
+def check(device, values, error_of):
+    """Run a check of ``values`` (a JAX array computed for data on ``device``): raise
+    ``error_of(host values)`` now, or queue it (:func:`defer`) where ``device`` defers."""
+    if deferring(device):
+        defer(values, error_of)
+        return
+    error = error_of(jax.device_get(values))
+    if error is not None:
+        raise error
+
+
 def pending():
     """Number of queued checks."""
     return len(_PENDING)
