@@ -323,7 +323,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0 .. n-1`` (default dtype int64)."""
+    """A random permutation of the integers ``0`` to ``n - 1`` (default dtype int64)."""
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"randperm(): n must be non-negative, got {n}")
