@@ -65,3 +65,8 @@ checked_examples_required = ["guide/*"]
 example_runs = [
     ("digits_loss", "examples/train_digits.py", ["--plot", "{plot}"]),
 ]
+
+import os
+
+# SciPy reads this once, when first imported (the interop page uses it).
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
