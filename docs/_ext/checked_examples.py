@@ -6,7 +6,8 @@ their printed output is compared with what the page shows (``...`` matches
 anything). Code fences are blanked out first, so a fence directly after an
 output does not become part of it. Every mismatch and every unexpected exception
 is reported as a warning at its line, so ``sphinx-build -W`` fails on it. Pages
-named by ``checked_examples_required`` (glob patterns) must contain examples.
+named by ``checked_examples_required`` (glob patterns) must contain examples,
+except those in ``checked_examples_exempt``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def run_examples(text, name, path, cwd):
 
 def _check_page(app, docname, source):
     path = Path(app.env.doc2path(docname))
-    required = any(fnmatch.fnmatch(docname, p) for p in app.config.checked_examples_required)
+    required = docname not in app.config.checked_examples_exempt and any(
+        fnmatch.fnmatch(docname, p) for p in app.config.checked_examples_required)
     if ">>>" not in source[0]:
         if required:
             logger.warning("page has no examples to check", location=docname)
@@ -77,5 +79,6 @@ def _check_page(app, docname, source):
 
 def setup(app):
     app.add_config_value("checked_examples_required", [], "env")
+    app.add_config_value("checked_examples_exempt", [], "env")
     app.connect("source-read", _check_page)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
