@@ -1,21 +1,54 @@
-"""The code examples in the docs run and print what the docs say."""
+"""The code examples in the docs run and print what the docs say.
+
+The documentation build (README's third command) runs the same examples; these
+tests run them without Sphinx, as ``python -m doctest page.md`` would.
+"""
 
 import doctest
+import re
 from pathlib import Path
 
 import pytest
 
-DOCS = sorted((Path(__file__).resolve().parent.parent / "docs").glob("*.md"))
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ("_build", "_generated", "api")
+PAGES = sorted(
+    p for p in (ROOT / "docs").rglob("*.md")
+    if not any(part in GENERATED for part in p.relative_to(ROOT / "docs").parts)
+)
+EXAMPLE_PAGES = [ROOT / "README.md"] + [p for p in PAGES if ">>>" in p.read_text()]
+GUIDE = sorted((ROOT / "docs" / "guide").glob("*.md"))
+# Pages of the guide without examples: the table of contents, and the precision
+# chapter until the API it describes is on main.
+GUIDE_WITHOUT_EXAMPLES = {"index.md", "precision.md"}
 
 
-@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[str(p.relative_to(ROOT)) for p in EXAMPLE_PAGES])
 def test_doc_examples(page):
     result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
 
 
-ROOT = Path(__file__).resolve().parent.parent
+@pytest.mark.parametrize("page", GUIDE, ids=[p.name for p in GUIDE])
+def test_guide_chapters_have_examples(page):
+    if page.name not in GUIDE_WITHOUT_EXAMPLES:
+        assert page in EXAMPLE_PAGES
+
+
+def test_readme_example_is_at_most_fifteen_lines_of_code():
+    block = re.search(r"## In fifteen lines\n\n```pycon\n(.*?)\n```", README, re.S).group(1)
+    code = [line for line in block.splitlines() if line.startswith((">>>", "..."))]
+    assert 0 < len(code) <= 15, len(code)
+
+
+def test_readme_links_resolve():
+    for target in re.findall(r"\]\(([^)#]+)\)", README):
+        if "://" not in target:
+            assert (ROOT / target).exists(), target
+
+
+README = (ROOT / "README.md").read_text()
 TEXT_FILES = sorted(
     [ROOT / "README.md", ROOT / "pyproject.toml"]
     + list((ROOT / "docs").glob("*.md"))
