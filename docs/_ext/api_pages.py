@@ -38,6 +38,7 @@ NAMESPACE_PAGES = [
     ("tensor", "Tensors, devices and memory", []),
     ("autograd", "Autograd", []),
     ("jit", "arraykit.jit", []),
+    ("precision", "Precision and autocast", []),
     ("random", "Random numbers", []),
     ("checkpoints", "Checkpoints", []),
 ]
@@ -52,6 +53,7 @@ MODULE_PAGES = {
     "statistical": "statistical", "utility": "utility", "constants": "constants",
     "tensor_type": "tensor", "memory": "tensor", "device_memory": "tensor", "devices": "tensor",
     "launch": "tensor", "functional": "autograd", "mode": "autograd", "jit": "jit",
+    "precision": "precision", "autocasting": "precision",
     "random": "random", "serialization": "checkpoints",
 }
 
@@ -136,6 +138,8 @@ def _namespace_pages(ak, table):
     out = {}
     for page, title, _ in NAMESPACE_PAGES:
         standard, own = pages[page]
+        if not standard and not own:
+            continue
         body = [".. currentmodule:: arraykit", ""]
         if standard:
             body += ["In the array API standard", "-" * 25, "", *_entries("arraykit", standard, ak)]
