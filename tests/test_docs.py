@@ -67,3 +67,26 @@ def test_no_merge_conflict_markers(path):
     lines = path.read_text().splitlines(keepends=True)
     found = [n + 1 for n, line in enumerate(lines) if line.startswith(markers)]
     assert not found, f"{path.name}: merge conflict markers at lines {found}"
+
+
+def _array_api_table():
+    import csv
+
+    path = ROOT / "docs" / "_data" / "array_api_names.csv"
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def test_array_api_table_lists_every_name_of_the_standard():
+    """The support table's list of the standard's names (docs/_data/array_api_names.csv)
+    holds exactly the names array_api_strict, the standard's reference namespace, has."""
+    strict = pytest.importorskip("array_api_strict")
+    own = {"ArrayAPIStrictFlags", "Device", "__array_api_version__", "__version__", "linalg",
+           "fft", "get_array_api_strict_flags", "reset_array_api_strict_flags",
+           "set_array_api_strict_flags"}
+    expected = set(strict.__all__) - own
+    expected |= {f"linalg.{n}" for n in strict.linalg.__all__} | {"linalg.eig", "linalg.eigvals"}
+    expected |= {f"fft.{n}" for n in strict.fft.__all__}
+    rows = _array_api_table()
+    assert {r["name"] for r in rows} == expected
+    assert {r["added"] for r in rows} <= {"2021.12", "2022.12", "2023.12", "2024.12", "2025.12"}
