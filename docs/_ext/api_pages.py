@@ -12,7 +12,6 @@ so the reference cannot silently miss one.
 from __future__ import annotations
 
 import csv
-import importlib
 import inspect
 from pathlib import Path
 
@@ -46,7 +45,8 @@ NAMESPACE_PAGES = [
 # arraykit's own names go to the page of the module that defines them (last part of
 # ``__module__``, so the mapping survives moving modules between subpackages).
 MODULE_PAGES = {
-    "creation": "creation", "data_types": "data_types", "dtypes": "data_types",
+    "creation": "creation", "data_types": "data_types", "dtype_functions": "data_types",
+    "dtypes": "data_types", "matrix_products": "linear_algebra", "memory_sharing": "tensor",
     "elementwise": "elementwise", "indexing": "indexing", "gather_scatter": "indexing",
     "info": "inspection", "linear_algebra": "linear_algebra", "manipulation": "manipulation",
     "searching": "searching", "set_functions": "set", "sorting": "sorting",
@@ -150,7 +150,9 @@ def _namespace_pages(ak, table):
 
 
 def _subnamespace_page(ak, qualname, blurb):
-    namespace = importlib.import_module(qualname)
+    namespace = ak
+    for part in qualname.split(".")[1:]:
+        namespace = getattr(namespace, part)
     names = [n for n in namespace.__all__ if not inspect.ismodule(getattr(namespace, n))]
     shared = [n for n in names if n in ak.__all__ and getattr(ak, n) is getattr(namespace, n)]
     own = [n for n in names if n not in shared]
