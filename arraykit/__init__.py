@@ -1,49 +1,56 @@
 """arraykit: strided tensors with PyTorch's memory model on JAX kernels.
 
 The package is the array API namespace. Each group of the standard lives in its
-own module (``creation``, ``elementwise``, ...) with its own ``__all__``; this file
-assembles them. ``arraykit.linalg`` and ``arraykit.fft`` are the extensions.
+own module under :mod:`arraykit.api` (``creation``, ``elementwise``, ...) with its
+own ``__all__``; this file assembles them. ``arraykit.linalg`` and ``arraykit.fft``
+are the extensions. The layers, lowest first: :mod:`arraykit.core`,
+:mod:`arraykit.kernels`, :mod:`arraykit.tensors`, :mod:`arraykit.autograd`,
+:mod:`arraykit.api`, then the framework (``random``; ``nn``, ``optim``, ``jit``,
+``serialization``); see docs/architecture.md.
 """
 
 import sys as _sys
 
-from . import (
-    api_versions, autograd, constants, creation, data_types, device_memory, elementwise, fft,
-    gather_scatter, indexing, info, linalg, linear_algebra, manipulation, nn, optim, random,
-    searching, serialization, set_functions, sorting, statistical, tensor_methods, utility,
+from . import autograd, nn, optim, random, serialization
+from .api import (
+    constants, creation, device_memory, dtype_functions, elementwise, fft, gather_scatter,
+    indexing, info, linalg, manipulation, matrix_products, searching, set_functions, sorting,
+    statistical, tensor_methods, utility, versions,
 )
-from .constants import *  # noqa: F401,F403
-from .creation import *  # noqa: F401,F403
-from .data_types import *  # noqa: F401,F403
-from .dtypes import (
+from .api.constants import *  # noqa: F401,F403
+from .api.creation import *  # noqa: F401,F403
+from .api.device_memory import *  # noqa: F401,F403
+from .api.dtype_functions import *  # noqa: F401,F403
+from .api.elementwise import *  # noqa: F401,F403
+from .api.gather_scatter import *  # noqa: F401,F403
+from .api.indexing import *  # noqa: F401,F403
+from .api.info import *  # noqa: F401,F403
+from .api.manipulation import *  # noqa: F401,F403
+from .api.matrix_products import *  # noqa: F401,F403
+from .api.memory_sharing import may_share_memory, shares_memory
+from .api.searching import *  # noqa: F401,F403
+from .api.set_functions import *  # noqa: F401,F403
+from .api.sorting import *  # noqa: F401,F403
+from .api.statistical import *  # noqa: F401,F403
+from .api.utility import *  # noqa: F401,F403
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
+from .autograd import functional_grad as grad
+from .core import buffer_pool, layout  # documented: docs/memory_model.md, docs/pytorch.md
+from .core.devices import device
+from .core.dtypes import (
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128, float16, bfloat16,
 )
-from .device_memory import *  # noqa: F401,F403
-from .devices import device
-from .elementwise import *  # noqa: F401,F403
-from .gather_scatter import *  # noqa: F401,F403
-from .indexing import *  # noqa: F401,F403
-from .info import *  # noqa: F401,F403
+from .jit import jit
 from .kernels.launch import cache_clear, cache_info
-from .linear_algebra import *  # noqa: F401,F403
-from .manipulation import *  # noqa: F401,F403
-from .memory import may_share_memory, shares_memory
 from .random import *  # noqa: F401,F403
 from .serialization import *  # noqa: F401,F403
-from .searching import *  # noqa: F401,F403
-from .set_functions import *  # noqa: F401,F403
-from .sorting import *  # noqa: F401,F403
-from .statistical import *  # noqa: F401,F403
-from .tensor_type import (
+from .tensors import namespace_registry
+from .tensors.tensor_type import (
     Tensor, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
-from .utility import *  # noqa: F401,F403
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled, value_and_grad, vjp
-from .autograd import functional_grad as grad
-from .jit import jit
 
-__array_api_version__ = api_versions.LATEST
+__array_api_version__ = versions.LATEST
 
 _CORE = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -58,13 +65,13 @@ __all__ = (
     _CORE
     + constants.__all__
     + creation.__all__
-    + data_types.__all__
+    + dtype_functions.__all__
     + device_memory.__all__
     + elementwise.__all__
     + gather_scatter.__all__
     + indexing.__all__
     + info.__all__
-    + linear_algebra.__all__
+    + matrix_products.__all__
     + manipulation.__all__
     + random.__all__
     + serialization.__all__
@@ -75,6 +82,11 @@ __all__ = (
     + utility.__all__
 )
 
-api_2023_12 = api_versions.build(_sys.modules[__name__], "2023.12")
-api_2024_12 = api_versions.build(_sys.modules[__name__], "2024.12")
+api_2023_12 = versions.build(_sys.modules[__name__], "2023.12")
+api_2024_12 = versions.build(_sys.modules[__name__], "2024.12")
 NAMESPACES = {"2023.12": api_2023_12, "2024.12": api_2024_12}
+
+# The extensions keep their import paths: ``import arraykit.linalg`` is this module.
+_sys.modules[__name__ + ".linalg"] = linalg
+_sys.modules[__name__ + ".fft"] = fft
+namespace_registry.register(namespace=_sys.modules[__name__], versions=NAMESPACES)

@@ -47,14 +47,14 @@ import weakref
 import jax
 import numpy as np
 
-from . import buffer_pool
-from .jax_compat import eval_jaxpr
-from . import storage as S
-from . import x64
-from .devices import put
+from .core import buffer_pool
+from .core import storage as S
+from .core import x64
+from .core.devices import put
+from .core.jax_compat import eval_jaxpr
+from .core.storage import Storage
 from .kernels import launch
-from .storage import Storage
-from .tensor_type import Tensor
+from .tensors.tensor_type import Tensor
 
 _TRACE_LOCK = threading.Lock()
 _ONE_LEAF = jax.tree_util.tree_structure(0)
@@ -88,7 +88,7 @@ class _Trace:
         if id(st) in self.saved or isinstance(buf, jax.core.Tracer):
             return
         if type(buf) is np.ndarray:
-            # NumPy memory (arraykit.host_memory): JAX would wrap it as a new constant
+            # NumPy memory (arraykit.core.host_memory): JAX would wrap it as a new constant
             # object, so a JAX copy stands in for it, recognisable by identity.
             self.numpy_memory[id(st)] = buf
             with jax.ensure_compile_time_eval():  # a concrete array, not a traced value
@@ -272,7 +272,7 @@ class _Program:
     donation, except the ``required`` ones (``donate_argnums``: the caller gave them up).
 
     ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
-    (:mod:`arraykit.buffer_pool`) per output in ``needs`` (the large written or kept
+    (:mod:`arraykit.core.buffer_pool`) per output in ``needs`` (the large written or kept
     outputs that no donated input aliases), runs a variant that takes them as
     donated inputs: the program ignores their values and XLA writes those outputs
     into memory that is already mapped instead of fresh pages. Compiled on first use.
@@ -572,7 +572,7 @@ def _run(entry, arg_storages, donated=(), arrays=()):
         traced = False
         for k, b in enumerate(bufs):
             if type(b) is np.ndarray:
-                # NumPy memory (arraykit.host_memory) enters as a private copy: the
+                # NumPy memory (arraykit.core.host_memory) enters as a private copy: the
                 # program may run after the call returns, while NumPy writes the memory.
                 bufs[k] = b.copy()
             elif isinstance(b, jax.core.Tracer):
@@ -637,7 +637,7 @@ def _install(st, buf):
     buffer was private and may be recycled, else None."""
     st.version += 1
     old = st._buffer
-    if type(old) is np.ndarray:  # NumPy memory (arraykit.host_memory) stays in place
+    if type(old) is np.ndarray:  # NumPy memory (arraykit.core.host_memory) stays in place
         old[...] = np.asarray(buf).reshape(old.shape)
         return None
     private = not st.shared

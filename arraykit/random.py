@@ -29,12 +29,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
-from .creation import _shape, asarray
-from .devices import as_device, check_same_device
+from .api.creation import _shape, asarray
+from .core import dtypes as D
+from .core import layout as L
+from .core.devices import as_device, check_same_device
 from .kernels.launch import apply, apply_inplace
-from .tensor_type import Tensor
+from .tensors.tensor_type import Tensor
 
 __all__ = [
     "Generator", "manual_seed", "rand", "randn", "randint", "randperm", "normal", "uniform",

@@ -28,11 +28,11 @@ import zipfile
 import jax
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
-from .devices import as_device, host_to_device
-from .storage import Storage
-from .tensor_type import Tensor
+from .core import dtypes as D
+from .core import layout as L
+from .core.devices import as_device, host_to_device
+from .core.storage import Storage
+from .tensors.tensor_type import Tensor
 
 __all__ = ["save", "load"]
 

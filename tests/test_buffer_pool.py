@@ -1,4 +1,4 @@
-"""Recycling of large CPU buffers (arraykit.buffer_pool): a dead storage's buffer
+"""Recycling of large CPU buffers (arraykit.core.buffer_pool): a dead storage's buffer
 is reused only when nothing else can see it, and results are always right."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import arraykit as ak
-from arraykit import buffer_pool
+from arraykit.core import buffer_pool
 
 SHAPE = (1024, 512)  # 2 MiB of float32: above buffer_pool.MIN_BYTES
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
+from arraykit.core import dtypes as D
 from tests.strategies import ALL_DTYPES, NUMERIC_DTYPES, make_view, strided_pairs, values
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -26,7 +27,7 @@ def check(t, expected, dtype=None):
     assert isinstance(t, ak.Tensor)
     expected = np.asarray(expected)
     assert t.shape == expected.shape
-    assert t.dtype is ak.dtypes.from_numpy(dtype or expected.dtype)
+    assert t.dtype is D.from_numpy(dtype or expected.dtype)
     np.testing.assert_array_equal(t.numpy(), expected.astype(t.dtype.np))
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from arraykit import dtypes as D
+from arraykit.core import dtypes as D
 from strategies import ALL_DTYPES, INT_DTYPES, make_view, strided_pairs
 
 SETTINGS = settings(max_examples=5, deadline=None)
@@ -840,7 +840,7 @@ _SAMPLE = {"bool": True, "int8": 1, "uint16": 1, "int64": 1, "float32": 1.0, "fl
 
 
 def test_every_function_is_registered():
-    import arraykit.elementwise as ew
+    import arraykit.api.elementwise as ew
 
     assert sorted(ew.__all__) == sorted(SIGNATURES)
     for name in SIGNATURES:

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from arraykit import jax_compat
+from arraykit.core import jax_compat
 
 
 def _both():

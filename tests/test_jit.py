@@ -409,7 +409,7 @@ def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
 
 
 def test_python_scalars_first_used_inside_a_trace_leave_no_tracer_behind():
-    from arraykit import elementwise
+    from arraykit.api import elementwise
 
     elementwise._SCALARS.clear()
     f = ak.jit(lambda t: t * 3.25)
@@ -432,7 +432,7 @@ def test_a_donated_argument_counts_as_overwritten_for_a_later_backward():
 
 
 def test_no_pooled_buffer_becomes_a_constant_of_a_traced_program():
-    from arraykit import buffer_pool
+    from arraykit.core import buffer_pool
 
     w = ak.ones((512, 512))  # 1 MiB
     spare = w * 2  # compiles w * 2 eagerly; its buffer goes to the pool when dropped

@@ -1,4 +1,4 @@
-"""Property tests of the pure layout math (arraykit.layout) against NumPy and PyTorch.
+"""Property tests of the pure layout math (arraykit.core.layout) against NumPy and PyTorch.
 
 Every random layout gets a NumPy twin: an int64 array built with ``np.ndarray``
 over ``np.arange(storage_size)`` with the same shape, byte strides and byte
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit  # noqa: F401  (enables 64-bit JAX)
-from arraykit import layout as L
+from arraykit.core import layout as L
 from strategies import view_shapes
 
 EXAMPLES = int(os.environ.get("ARRAYKIT_TEST_EXAMPLES", "30"))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from arraykit import layout as L
+from arraykit.core import layout as L
 from strategies import ALL_DTYPES, make_view, strided_pairs, values
 
 SETTINGS = settings(max_examples=25, deadline=None)

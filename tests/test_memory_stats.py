@@ -1,4 +1,4 @@
-"""Allocator statistics and pinned memory (arraykit.device_memory).
+"""Allocator statistics and pinned memory (arraykit.api.device_memory).
 
 On the CPU the statistics are arraykit's own accounting of its live storages:
 exact bytes, counts and peaks, checked here storage by storage. The GPU paths

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from arraykit import dtypes as D
+from arraykit.core import dtypes as D
 from strategies import make_view, strided_pairs
 
 SETTINGS = settings(max_examples=5, deadline=None)

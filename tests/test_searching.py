@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from arraykit import dtypes as D
+from arraykit.core import dtypes as D
 from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_view, strided_pairs, values
 
 SETTINGS = settings(max_examples=25, deadline=None)

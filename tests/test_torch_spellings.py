@@ -129,7 +129,7 @@ def test_tensor_copies_and_requires_grad():
 
 
 def test_namespace_keeps_the_standard_forms():
-    assert callable(ak.tensor) and ak.Tensor.__module__ == "arraykit.tensor_type"
+    assert callable(ak.tensor) and ak.Tensor.__module__ == "arraykit.tensors.tensor_type"
     assert ak.zeros((2, 3)).shape == (2, 3) and ak.zeros(shape=(2, 3)).shape == (2, 3)
     assert ak.zeros(4).shape == (4,) and ak.zeros(()).shape == ()
     x = ak.asarray([[0, 1], [2, 0]])

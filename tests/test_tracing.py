@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import arraykit as ak
-from arraykit import layout as L
+from arraykit.core import layout as L
 from arraykit.kernels.launch import apply
 
 

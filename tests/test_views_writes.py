@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from arraykit import layout as L
+from arraykit.core import layout as L
 from arraykit.kernels.launch import apply, cache_info
 from strategies import view_shapes
 

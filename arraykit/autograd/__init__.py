@@ -7,7 +7,7 @@ differentiable by construction (see :mod:`arraykit.autograd.graph`).
 """
 
 from ..kernels.launch import register_recorder
-from ..tensor_type import Tensor
+from ..tensors.tensor_type import Tensor
 from . import tensor_grad
 from .function import Function, FunctionCtx
 from .functional import grad as functional_grad

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import jax
 
-from .. import x64
-from ..devices import dense_values
-from ..tensor_type import Tensor, is_traced
+from ..core import x64
+from ..kernels.export import dense_values
+from ..tensors.tensor_type import Tensor, is_traced
 from . import graph as G
 from .mode import enable_grad, is_grad_enabled, no_grad
 from .tensor_grad import tensor_maker

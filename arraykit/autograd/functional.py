@@ -13,9 +13,9 @@ import functools
 
 import jax
 
-from .. import x64
-from ..devices import dense_values
-from ..tensor_type import Tensor
+from ..core import x64
+from ..kernels.export import dense_values
+from ..tensors.tensor_type import Tensor
 
 
 def _scalar_value(out, name):

@@ -24,13 +24,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import dtypes as D
-from .. import layout as L
-from .. import x64
-from ..devices import dense_values
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core import x64
+from ..core.storage import Storage
 from ..kernels import strided
+from ..kernels.export import dense_values
 from ..kernels.launch import Locks, apply, call_or_nested, fast_compile_options
-from ..storage import Storage
 from jax.extend.core import Literal
 
 

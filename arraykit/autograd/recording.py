@@ -10,10 +10,10 @@ requires grad is an error, as in PyTorch.
 
 from __future__ import annotations
 
-from ..jax_compat import trace_state_clean
+from ..core.jax_compat import trace_state_clean
 
+from ..core.storage import Storage
 from ..kernels.launch import call_or_nested, output_specs
-from ..storage import Storage
 from . import graph as G
 from .mode import is_grad_enabled
 

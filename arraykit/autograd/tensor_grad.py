@@ -14,11 +14,11 @@ import weakref
 
 import jax.numpy as jnp
 
-from .. import dtypes as D
-from .. import layout as L
-from .. import x64
-from ..devices import dense_values
-from ..storage import Storage
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core import x64
+from ..core.storage import Storage
+from ..kernels.export import dense_values
 from . import graph as G
 from .mode import enable_grad, no_grad
 

@@ -29,14 +29,14 @@ import threading
 import jax
 import numpy as np
 
-from .. import buffer_pool
-from .. import dtypes as D
-from .. import host_memory
-from .. import layout as L
-from .. import storage as S
-from .. import x64
-from ..jax_compat import trace_state_clean
-from ..storage import Storage
+from ..core import buffer_pool
+from ..core import dtypes as D
+from ..core import host_memory
+from ..core import layout as L
+from ..core import storage as S
+from ..core import x64
+from ..core.jax_compat import trace_state_clean
+from ..core.storage import Storage
 from . import strided
 
 
@@ -70,6 +70,11 @@ def register_tensor_type(cls):
     global _Tensor, _make
     _Tensor = cls
     _make = cls._make
+
+
+def is_tensor(x):
+    """Whether ``x`` is a tensor (an instance of the registered class)."""
+    return isinstance(x, _Tensor)
 
 
 def register_recorder(recorder):
@@ -270,7 +275,7 @@ def apply(fn, operands, static=(), device=None, multiple=False):
     module-level function and ``static`` hashable: both are part of the cache key.
     ``fn`` returns one array, or a tuple of arrays when ``multiple`` is true. Results
     are new contiguous tensors on ``device`` (default: the first tensor operand's
-    device). Runs in arraykit's 64-bit scope (:mod:`arraykit.x64`).
+    device). Runs in arraykit's 64-bit scope (:mod:`arraykit.core.x64`).
 
     This is every eager op's path, so the common case (operands with a shape, in JAX
     buffers, no gradient recorded, a cached kernel with static offsets, no
@@ -373,7 +378,7 @@ def _apply(fn, operands, static, device, multiple):
 
 def _call_recycling(entry, offsets, bufs, device):
     """Call ``entry`` (one large output) writing into a recycled buffer when the pool
-    has one of the output's shape (see :mod:`arraykit.buffer_pool`)."""
+    has one of the output's shape (see :mod:`arraykit.core.buffer_pool`)."""
     if S._trace is not None or not trace_state_clean():
         return entry.call(offsets, *bufs)  # a pooled buffer would become a constant
     layout, dtype, _ = entry.results[0]
@@ -432,7 +437,7 @@ def output_specs(entry):
 
 
 def _default_device():
-    from ..devices import default_device
+    from ..core.devices import default_device
 
     return default_device()
 
@@ -626,7 +631,7 @@ def _computed(cur, *rest):
 
 
 def _write_host(fn, target, operands, static):
-    """:func:`apply_inplace` into NumPy memory (see :mod:`arraykit.host_memory`).
+    """:func:`apply_inplace` into NumPy memory (see :mod:`arraykit.core.host_memory`).
 
     Under the locks of every storage involved, one kernel computes the values the
     write stores (reading private copies of the extents it reads) and NumPy stores

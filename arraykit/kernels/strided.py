@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from .. import layout as L
+from ..core import layout as L
 
 
 def _normalize(layout, offset):

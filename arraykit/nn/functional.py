@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import layout as L
 from ..autograd.function import Function
 from ..autograd.mode import is_grad_enabled
+from ..core import layout as L
 from ..kernels.launch import apply
-from ..tensor_type import channels_last, is_traced, require_tensor
+from ..tensors.tensor_type import channels_last, is_traced, require_tensor
 from . import loss_kernels as K
 
 __all__ = [
@@ -320,7 +320,7 @@ def silu(input, inplace=False):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
-    from ..linear_algebra import matmul
+    from ..api.matrix_products import matmul
 
     out = matmul(input, weight.mT)
     return out if bias is None else out + bias
@@ -355,7 +355,7 @@ def dropout(input, p=0.5, training=True, inplace=False, *, key=None, generator=N
         out = draw(_dropout_mask, (x,), (1.0 - float(p),), generator,
                    x.device if generator is None else None)
     else:
-        from ..creation import asarray
+        from ..api.creation import asarray
 
         data = asarray(np.asarray(jax.random.key_data(key)), device=x.device)
         out = apply(_dropout_body, (x, data), (1.0 - float(p),))

@@ -16,7 +16,7 @@ import numpy as np
 from .. import random
 from ..autograd.mode import no_grad
 from ..kernels.launch import apply
-from ..tensor_type import require_tensor
+from ..tensors.tensor_type import require_tensor
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",

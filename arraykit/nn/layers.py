@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 import operator
 
-from .. import creation as C
-from .. import dtypes as D
+from ..api import creation as C
+from ..core import dtypes as D
 from . import functional as F
 from . import init
 from .module import Module

@@ -17,9 +17,9 @@ import itertools
 
 import jax
 
-from .. import dtypes as D
 from ..autograd.mode import no_grad
-from ..tensor_type import Tensor
+from ..core import dtypes as D
+from ..tensors.tensor_type import Tensor
 from .parameter import Parameter, set_data
 
 __all__ = ["Module"]

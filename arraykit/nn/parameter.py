@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.mode import no_grad
-from ..tensor_type import require_tensor
+from ..tensors.tensor_type import require_tensor
 
 # id -> weak reference of every live parameter (a WeakSet would compare tensors with
 # ``==``, which is elementwise).
@@ -36,7 +36,7 @@ class Parameter(metaclass=_ParameterMeta):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
+            from ..api.creation import empty
 
             data = empty((0,))
         p = require_tensor(data, "Parameter").detach()

@@ -19,11 +19,11 @@ import collections
 
 import numpy as np
 
-from .. import dtypes as D
-from .. import layout as L
+from ..api.creation import asarray, zeros
 from ..autograd.mode import enable_grad, no_grad
-from ..creation import asarray, zeros
-from ..tensor_type import Tensor
+from ..core import dtypes as D
+from ..core import layout as L
+from ..tensors.tensor_type import Tensor
 
 __all__ = ["Optimizer"]
 

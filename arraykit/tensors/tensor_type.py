@@ -6,7 +6,8 @@ Compute methods and in-place writes call compiled kernels
 own values (shape = the tensor's shape), and (shape, dtype, device) as static data:
 JAX's transforms see a view as the values it shows, never as its storage.
 PyTorch's method spellings (``x.exp()``, ``x.max(dim)``, ``x.float()``...) are
-attached by :mod:`arraykit.tensor_methods`.
+attached by :mod:`arraykit.api.tensor_methods`; its operators reach the
+namespace through :mod:`arraykit.tensors.namespace_registry`.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ import operator
 import jax
 import numpy as np
 
-from . import dtypes as D
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import as_device, check_same_device, pinned, placement, put
+from ..core.host_memory import adopt, is_host
+from ..core.storage import Storage
+from ..kernels import bodies as _ops
+from ..kernels.export import dense_values, dlpack_device, export_dlpack
+from ..kernels.launch import apply, apply_inplace, register_tensor_type
 from . import indexing_keys as K
-from . import layout as L
-from .devices import as_device, check_same_device, dense_values, pinned, placement, put
-from .host_memory import adopt, is_host
-from .kernels import bodies as _ops
-from .kernels.launch import apply, apply_inplace, register_tensor_type
-from .storage import Storage
+from . import namespace_registry as _namespace
 
 _Tracer = jax.core.Tracer
 
@@ -50,7 +53,7 @@ def _dims(args):
 
 
 class Tensor:
-    """A strided view of a :class:`~arraykit.storage.Storage` (PyTorch memory model)."""
+    """A strided view of a :class:`~arraykit.core.storage.Storage` (PyTorch memory model)."""
 
     __slots__ = ("_storage", "_layout", "_dtype", "_grad", "_retains_grad", "_detached", "__weakref__")
     __array_priority__ = 100
@@ -194,7 +197,7 @@ class Tensor:
         copy; every tensor over the storage follows) and each call returns a view with
         the tensor's shape and strides: writes through the array or through any
         tensor over the storage are seen by both, as after :func:`arraykit.from_numpy`
-        (see :mod:`arraykit.host_memory`). Kernels then read private copies of what
+        (see :mod:`arraykit.core.host_memory`). Kernels then read private copies of what
         they read. On other devices the result is a copy. For a snapshot that never
         changes, copy it (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
         """
@@ -274,13 +277,12 @@ class Tensor:
 
     def __array_namespace__(self, /, *, api_version=None):
         """The array API namespace: ``arraykit`` (2025.12, the default) or the
-        2023.12 / 2024.12 namespace (see :mod:`arraykit.api_versions`)."""
-        import arraykit
-
-        if api_version is None or api_version == arraykit.__array_api_version__:
-            return arraykit
+        2023.12 / 2024.12 namespace (see :mod:`arraykit.api.versions`)."""
+        namespace = _namespace.namespace
+        if api_version is None or api_version == namespace.__array_api_version__:
+            return namespace
         try:
-            return arraykit.NAMESPACES[api_version]
+            return _namespace.versions[api_version]
         except KeyError:
             raise ValueError(
                 f"unsupported array API version {api_version!r}; arraykit implements "
@@ -288,15 +290,11 @@ class Tensor:
             ) from None
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule of a snapshot of the values (see :mod:`arraykit.devices`)."""
-        from .devices import export_dlpack
-
+        """A DLPack capsule of a snapshot of the values (see :mod:`arraykit.kernels.export`)."""
         return export_dlpack(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         """``(DLPack device type, device id)`` of the storage."""
-        from .devices import dlpack_device
-
         return dlpack_device(self)
 
     def to_device(self, device, /, *, stream=None):
@@ -537,7 +535,7 @@ class Tensor:
         return self
 
     # ------------------------------------------------------------------ operators
-    # Each operator calls the namespace function (arraykit.elementwise); an operand
+    # Each operator calls the namespace function (arraykit.api.elementwise); an operand
     # that is neither a tensor, a NumPy array nor a Python scalar gives
     # NotImplemented, so Python can try the other operand.
 
@@ -546,14 +544,14 @@ class Tensor:
         if reflected:
             def method(self, other):
                 try:
-                    return getattr(_ew, name)(other, self)
-                except _ew.OperandTypeError:
+                    return getattr(_namespace.elementwise, name)(other, self)
+                except _namespace.elementwise.OperandTypeError:
                     return NotImplemented
         else:
             def method(self, other):
                 try:
-                    return getattr(_ew, name)(self, other)
-                except _ew.OperandTypeError:
+                    return getattr(_namespace.elementwise, name)(self, other)
+                except _namespace.elementwise.OperandTypeError:
                     return NotImplemented
         method.__name__ = method.__qualname__ = dunder
         return method
@@ -562,8 +560,8 @@ class Tensor:
         """Build an in-place operator method (``self <op>= other``) for ``arraykit.<name>``."""
         def method(self, other):
             try:
-                return _ew.inplace(self, name, other)
-            except _ew.OperandTypeError:
+                return _namespace.elementwise.inplace(self, name, other)
+            except _namespace.elementwise.OperandTypeError:
                 return NotImplemented
         method.__name__ = method.__qualname__ = dunder
         return method
@@ -571,7 +569,7 @@ class Tensor:
     def _unary_operator(dunder, name):
         """Build a unary operator method calling ``arraykit.<name>``."""
         def method(self):
-            return getattr(_ew, name)(self)
+            return getattr(_namespace.elementwise, name)(self)
         method.__name__ = method.__qualname__ = dunder
         return method
 
@@ -638,25 +636,19 @@ class Tensor:
         other = self._matmul_operand(other)
         if other is None:
             return NotImplemented
-        import arraykit
-
-        return arraykit.matmul(self, other)
+        return _namespace.matmul(self, other)
 
     def __rmatmul__(self, other):
         other = self._matmul_operand(other)
         if other is None:
             return NotImplemented
-        import arraykit
-
-        return arraykit.matmul(other, self)
+        return _namespace.matmul(other, self)
 
     def __imatmul__(self, other):
         other = self._matmul_operand(other)
         if other is None:
             return NotImplemented
-        import arraykit
-
-        result = arraykit.matmul(self, other)
+        result = _namespace.matmul(self, other)
         if result.shape != self.shape:
             raise ValueError(
                 f"in-place matmul of shapes {self.shape} and {other.shape} gives shape "
@@ -781,7 +773,7 @@ def _scalar_for(value, dtype):
             f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
             f"dtype {dtype}"
         )
-    return _ew._scalar(dtype, value)
+    return _namespace.elementwise._scalar(dtype, value)
 
 
 def _coerce_value(value, target):
@@ -823,12 +815,12 @@ def _tensor_from_numpy(arr, device):
     dtype = D.from_numpy(arr.dtype)
     # A private copy: on CPU device_put aliases aligned host memory, and the kernel
     # reading it runs asynchronously, after the caller may have changed ``arr``.
-    buf = put(np.array(arr, order="C"), as_device(device))
+    buf = put(np.array(arr, order="C"), device)
     return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
 
 
 def _flatten(t):
-    """One leaf: the tensor's own values (see :func:`arraykit.devices.dense_values`)."""
+    """One leaf: the tensor's own values (see :func:`arraykit.kernels.export.dense_values`)."""
     st = t._storage
     if not isinstance(st._buffer, (jax.Array, np.ndarray)):
         return (st._buffer,), (t._layout.shape, t._dtype, st.device)  # a JAX placeholder leaf
@@ -856,5 +848,3 @@ def _unflatten(aux, children):
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)
 register_tensor_type(Tensor)
 
-
-from . import elementwise as _ew  # noqa: E402  (it imports Tensor)

@@ -22,7 +22,7 @@ Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 
 PyTorch's spellings: :func:`tensor` always copies (like ``torch.tensor``);
 :func:`from_numpy` shares the NumPy array's memory both ways on the CPU (like
-``torch.from_numpy``; :mod:`arraykit.host_memory`).
+``torch.from_numpy``; :mod:`arraykit.core.host_memory`).
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import dtypes as D
-from . import host_memory
-from . import layout as L
-from .devices import (
-    Placement, as_device, check_same_device, host_to_device, import_dlpack, import_host,
-    jax_target, sharding_of,
+from ..core import dtypes as D
+from ..core import host_memory
+from ..core import layout as L
+from ..core import x64
+from ..core.devices import (
+    Placement, as_device, check_same_device, default_device, host_to_device, import_dlpack,
+    import_host, jax_target, sharding_of,
 )
-from .kernels.launch import apply, call_or_nested, compile_options
-from . import x64
-from .storage import Storage
-from .tensor_type import Tensor
+from ..core.storage import Storage
+from ..kernels.launch import apply, call_or_nested, compile_options
+from ..tensors.tensor_type import Tensor
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
@@ -429,7 +429,7 @@ def from_numpy(array, *, device=None):
     On the CPU (the default, whatever the default device is) the tensor shares
     ``array``'s memory both ways and keeps its shape and strides: writes through the
     tensor or any view of it are seen in ``array``, and NumPy's writes into
-    ``array`` are seen by the tensor (:mod:`arraykit.host_memory` says how). Rebinding
+    ``array`` are seen by the tensor (:mod:`arraykit.core.host_memory` says how). Rebinding
     a name (``a = a + 1``) makes a new array and leaves the tensor alone. On another
     ``device`` the tensor holds a copy.
     """
@@ -444,9 +444,8 @@ def from_numpy(array, *, device=None):
     return _wrap(buf, layout, dtype, device)
 
 
-def _from_tensor(x, dtype, device, copy):
+def _from_tensor(x, dtype, target, copy):
     same_dtype = dtype is None or dtype is x._dtype
-    target = None if device is None else as_device(device)
     same_device = target is None or target == x.device
     if same_dtype and same_device and not copy:
         return x
@@ -457,7 +456,7 @@ def _from_tensor(x, dtype, device, copy):
         )
     if same_dtype:
         return x.clone() if same_device else x.to_device(target)
-    from .data_types import astype
+    from .dtype_functions import astype
 
     return astype(x, dtype, device=target)
 
@@ -476,7 +475,7 @@ def _from_jax(obj, dtype, device, copy):
         source = Placement(obj.sharding)
     else:
         source = next(iter(placed)) if placed else None
-    target = as_device(device) if device is not None else source or as_device(None)
+    target = device if device is not None else source or default_device()
     dtype = D.from_numpy(obj.dtype) if dtype is None else dtype
     moved = not traced and target != source
     if copy is False and (moved or dtype.np != obj.dtype):
@@ -509,7 +508,8 @@ def _from_host(arr, dtype, device, copy, owned=False):
         arr, owned = arr.astype(dtype.np), True
     else:
         dtype = D.from_numpy(arr.dtype)
-    device = as_device(device)
+    if device is None:
+        device = default_device()
     if owned:
         buf, _ = host_to_device(np.ascontiguousarray(arr), device, copy=False)
         return _wrap(buf, L.contiguous(arr.shape), dtype, device)
@@ -587,7 +587,7 @@ def _from_sequence(obj, dtype, device):
             raise TypeError(f"asarray: cannot convert complex values to dtype {dtype}")
         return _from_host(np.asarray(obj, dtype=dtype.np), dtype, device, None, owned=True)
     if dtype is None:
-        from .data_types import result_type
+        from .dtype_functions import result_type
 
         dtype = result_type(*tensors, *(t() for t in kinds))
     for t in tensors[1:]:
@@ -597,7 +597,7 @@ def _from_sequence(obj, dtype, device):
         for v in _leaves(obj, [])
     ]
     out = apply(_stack_body, leaves, (shape, dtype.np))
-    return out if device is None else out.to_device(as_device(device))
+    return out if device is None else out.to_device(device)
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
@@ -614,8 +614,12 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 @x64.scoped
 def _asarray(obj, dtype, device, copy):
+    # The dtype and device spellings are resolved here, once: the helpers below
+    # take a DType and a device (or None: not given) as they are.
     if dtype is not None:
         dtype = D.as_dtype(dtype)
+    if device is not None:
+        device = as_device(device)
     if isinstance(obj, Tensor):
         return _from_tensor(obj, dtype, device, copy)
     if isinstance(obj, jax.Array):
@@ -666,14 +670,12 @@ def from_dlpack(x, /, *, device=None, copy=None):
     ``copy=True`` always copies; ``copy=False`` never does and raises ``ValueError``
     when a copy is needed (different device, unaligned or non-strided memory).
     """
-    if isinstance(x, Tensor):
-        return _from_tensor(x, None, device, copy)
-    if isinstance(x, jax.Array):
-        return _from_jax(x, None, device, copy)
+    if isinstance(x, (Tensor, jax.Array)):  # asarray's path, as for any tensor or JAX array
+        return _asarray(x, None, device, copy)
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise AttributeError(
             f"from_dlpack: {type(x).__name__} has no __dlpack__/__dlpack_device__ methods"
         )
-    buf, layout, shared = import_dlpack(x, device, copy)
+    buf, layout, shared = import_dlpack(x, None if device is None else as_device(device), copy)
     dtype = D.from_numpy(buf.dtype)
     return _wrap(buf, layout, dtype, next(iter(buf.devices())), shared)

@@ -1,6 +1,6 @@
 """Data type functions of the array API: astype, can_cast, finfo, iinfo, isdtype, result_type.
 
-Promotion itself lives in :mod:`arraykit.dtypes` (the standard's table; mixed kinds
+Promotion itself lives in :mod:`arraykit.core.dtypes` (the standard's table; mixed kinds
 follow NumPy; Python scalars are weak and follow the standard's scalar rules).
 """
 
@@ -11,11 +11,11 @@ import functools
 import ml_dtypes
 import numpy as np
 
-from . import dtypes as D
-from .devices import as_device
-from .dtypes import isdtype
-from .kernels.launch import apply
-from .tensor_type import Tensor
+from ..core import dtypes as D
+from ..core.devices import as_device
+from ..core.dtypes import isdtype
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
@@ -137,7 +137,7 @@ def result_type(*arrays_and_dtypes):
 
     Tensors and dtypes promote through the standard's table; Python scalars are
     weak (they take the others' dtype when their kind allows, see
-    :func:`arraykit.dtypes.promote_scalar`). NumPy's float64/complex128 scalars
+    :func:`arraykit.core.dtypes.promote_scalar`). NumPy's float64/complex128 scalars
     subclass Python's float/complex and are weak too, as in the element-wise
     functions. At least one tensor or dtype is needed.
     """

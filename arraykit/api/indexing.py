@@ -16,10 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import layout as L
-from .devices import check_same_device
-from .kernels.launch import apply
-from .tensor_type import require_tensor
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors.tensor_type import require_tensor
 
 __all__ = ["take", "take_along_axis"]
 

@@ -17,10 +17,10 @@ Exports are snapshots: they hold the values as of the export, never a torn mix.
 A storage over *NumPy memory* (:func:`arraykit.from_numpy`, ``Tensor.numpy()``)
 holds a writable, C-contiguous NumPy array instead of a JAX buffer; kernels read private
 copies of it and writes store into it with NumPy, so it is never replaced (see
-:mod:`arraykit.host_memory`).
+:mod:`arraykit.core.host_memory`).
 
 Every storage counts in the live-storage statistics of its device (bytes, number,
-peak since the last reset; :mod:`arraykit.device_memory` reports them): creating
+peak since the last reset; :mod:`arraykit.api.device_memory` reports them): creating
 one appends an event to its device's event list (an atomic append, no lock),
 releasing it another, and the list is folded into the counters in order (with
 NumPy, a running sum), so the peak is exact.

@@ -4,7 +4,7 @@
 ``index_add``, ``index_copy`` and ``put`` follow ``torch.<name>``: the same
 arguments (``dim`` first after the tensor), the same shape rules and the same
 errors. The in-place forms (``x.scatter_``, ``x.index_add_``, ``x.put_``, ...) are
-methods (:mod:`arraykit.tensor_methods`) built on the same kernels: an in-place
+methods (:mod:`arraykit.api.tensor_methods`) built on the same kernels: an in-place
 form writes through the tensor's layout in one donating kernel, an out-of-place
 form reads and computes in one kernel.
 
@@ -12,7 +12,7 @@ Indices are checked eagerly: an index outside ``[0, size)`` raises ``IndexError`
 naming it, the dimension and the size (``put`` also takes ``[-numel, 0)``, as
 PyTorch does). JAX itself would clamp a gather and drop a scatter silently; under
 a JAX trace no check is possible, and out-of-range gathers read the fill value
-of :mod:`arraykit.indexing`, out-of-range scatters are dropped. As in PyTorch,
+of :mod:`arraykit.api.indexing`, out-of-range scatters are dropped. As in PyTorch,
 which of several writes to one position wins in ``scatter``/``index_copy``/``put``
 (without ``accumulate``) is unspecified.
 """
@@ -23,12 +23,12 @@ import contextlib
 
 import jax.numpy as jnp
 
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply, apply_inplace
+from ..tensors.tensor_type import Tensor, _coerce_value, is_traced, require_tensor
 from .indexing import _extremes
-from .kernels.launch import apply, apply_inplace
-from .tensor_type import Tensor, _coerce_value, is_traced, require_tensor
 
 __all__ = [
     "gather", "index_add", "index_copy", "index_select", "masked_select", "put", "scatter",

@@ -1,9 +1,10 @@
 """Devices are JAX devices; this module resolves user spellings of them and moves
 data between the host, devices and other libraries (DLPack).
 
-Exports (``__dlpack__``, ``np.asarray``) are **snapshots**: the consumer sees the
-values as of the export and keeps them however the tensor is written afterwards
-(the exported buffer is marked shared, so later writes copy instead of donating it).
+Exports (``__dlpack__``, ``np.asarray``: :mod:`arraykit.kernels.export`) are
+**snapshots**: the consumer sees the values as of the export and keeps them however
+the tensor is written afterwards (the exported buffer is marked shared, so later
+writes copy instead of donating it).
 Writing into an exported buffer from the consumer's side is undefined, as for JAX
 arrays. Host data brought in by :func:`host_to_device` is copied unless the caller
 asks for an alias, which is then marked shared and never written.
@@ -15,15 +16,15 @@ import functools
 import operator
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from . import layout as L
 from . import x64
-from .kernels import strided
 
 put = x64.scoped(jax.device_put)
-put.__doc__ = "``jax.device_put`` with arraykit's 64-bit dtypes kept (see :mod:`arraykit.x64`)."
+put.__doc__ = (
+    "``jax.device_put`` with arraykit's 64-bit dtypes kept (see :mod:`arraykit.core.x64`)."
+)
 
 
 _JAX_DEFAULT = jax.default_device  # the config state; .value reads it ~2x faster than jax.config
@@ -224,139 +225,22 @@ def host_to_device(arr, device, copy=True):
     return buf
 
 
-# ---------------------------------------------------------------------- DLPack export
-
-_read = jax.jit(strided.read, static_argnums=1)
-
-
-def whole(tensor):
-    """Whether the tensor is its storage buffer as is: same shape, C order, offset 0."""
-    lay = tensor._layout
-    return lay.shape == tensor._storage._buffer.shape and lay == L.contiguous(lay.shape)
-
-
-class _Exported:
-    """Keeps an exported jax buffer alive under a NumPy view of its memory."""
-
-    __slots__ = ("__array_interface__", "buffer")
-
-    def __init__(self, buffer, interface):
-        self.buffer = buffer
-        self.__array_interface__ = interface
-
-
-def host_view(tensor, writeable=False):
-    """A NumPy view of a CPU tensor's values over its storage (no copy), any layout.
-
-    The storage buffer is exported (never donated afterwards), so the view keeps
-    the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
-    which cannot be told that memory is read-only; writing through it is undefined.
-    A storage over NumPy memory (:mod:`arraykit.host_memory`) gives a view of that
-    memory, shared with the tensor, not a snapshot.
-    """
-    lay = tensor._layout
-    st = tensor._storage
-    if type(st._buffer) is np.ndarray:
-        return st.host_array(lay)
-    buf = st.export()
-    if lay.numel == 0:
-        return np.empty(lay.shape, buf.dtype)
-    buf.block_until_ready()
-    item = buf.dtype.itemsize
-    interface = {
-        "version": 3,
-        "shape": lay.shape,
-        "typestr": buf.dtype.str,
-        "data": (buf.unsafe_buffer_pointer() + lay.offset * item, not writeable),
-        "strides": tuple(s * item for s in lay.strides),
-    }
-    return np.asarray(_Exported(buf, interface))
-
-
-@x64.scoped
-def dense_values(tensor):
-    """The tensor's values as a jax array of its shape that no storage will donate.
-
-    The storage's own buffer (marked shared) when the tensor is all of it in C
-    order; otherwise one read into a new buffer.
-    """
-    st = tensor._storage
-    if type(st._buffer) is np.ndarray:  # NumPy memory (arraykit.host_memory): a private copy
-        with st.lock:
-            copy = np.array(st.host_array(tensor._layout))
-        return put(copy, st.device)
-    if whole(tensor):
-        return st.export()
-    with st.lock:
-        return _read(st.buffer, tensor._layout)
-
-
-def dlpack_device(tensor):
-    """``(device type, device id)`` of the tensor's storage, in DLPack's enumeration."""
-    buf = tensor._storage.buffer
-    if isinstance(buf, jax.core.Tracer):
-        raise BufferError("a tensor traced inside jax.jit cannot be exported through DLPack")
-    return buf.__dlpack_device__()
-
-
-@x64.scoped
-def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=None):
-    """A DLPack capsule holding a snapshot of the tensor's values (see module docstring).
-
-    On CPU, DLPack 1.x consumers get every layout with non-negative strides without
-    a copy (marked read-only); legacy consumers (``max_version`` None or 0.x, e.g.
-    JAX) get dense layouts without a copy. Negative strides, which consumers such
-    as PyTorch reject, and other layouts are copied. On other devices only a tensor
-    that is exactly its storage is exported without a copy.
-    """
-    own = dlpack_device(tensor)
-    if dl_device is not None and tuple(dl_device) != tuple(own):
-        if copy is False:
-            raise BufferError(
-                f"exporting to DLPack device {tuple(dl_device)} from {tuple(own)} needs a "
-                "copy, but copy=False"
-            )
-        return dense_values(tensor).__dlpack__(stream=stream, dl_device=dl_device)
-    lay = tensor._layout
-    versioned = max_version is not None and tuple(max_version) >= (1, 0)
-    if tensor.device.platform != "cpu":
-        direct = whole(tensor)
-    elif versioned:
-        direct = all(s >= 0 for s in lay.strides)
-    else:
-        direct = all(s >= 0 for s in lay.strides) and L.is_dense(lay)
-    if copy is False and not direct:
-        raise BufferError(
-            f"a tensor with layout {lay} on {tensor.device} cannot be exported through "
-            "DLPack without a copy, but copy=False"
-        )
-    if tensor.device.platform == "cpu":
-        view = host_view(tensor, writeable=not versioned)
-        if copy or not direct:
-            view = np.array(view, order="C")
-        return view.__dlpack__(stream=stream, max_version=max_version)
-    values = dense_values(tensor)
-    if copy and whole(tensor):
-        values = jnp.array(values, copy=True)
-    return values.__dlpack__(stream=stream)
-
-
 # ---------------------------------------------------------------------- DLPack import
 
 
 @x64.scoped
 def import_dlpack(x, device=None, copy=None):
-    """(flat jax buffer, layout, shared) for an object with ``__dlpack__``.
+    """(flat jax buffer, layout, shared) for an object with ``__dlpack__`` (``device``:
+    a resolved device, or None for the producer's device).
 
     CPU producers are read through NumPy's DLPack consumer; their memory is aliased
     when ``copy`` is not True and JAX can alias it (64-byte-aligned, non-negative
     strides), else copied. Other devices go through ``jax.dlpack``.
     """
     kind, _ = x.__dlpack_device__()
-    target = None if device is None else as_device(device)
     if int(kind) == 1:
-        return import_host(np.from_dlpack(x), target or default_device(), copy)
-    arr = jax.dlpack.from_dlpack(x, device=target, copy=copy)
+        return import_host(np.from_dlpack(x), device or default_device(), copy)
+    arr = jax.dlpack.from_dlpack(x, device=device, copy=copy)
     return arr, L.contiguous(arr.shape), not copy
 
 

@@ -16,11 +16,11 @@ import operator
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
+from ..core import dtypes as D
+from ..core import layout as L
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor
 from .creation import arange
-from .kernels.launch import apply
-from .tensor_type import Tensor
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",

@@ -16,11 +16,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device
-from .kernels.launch import apply
-from .tensor_type import Tensor, require_tensor
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor, require_tensor
 
 __all__ = [
     "broadcast_arrays",

@@ -18,12 +18,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtypes as D
-from .devices import check_same_device
-from . import _ordering as O
+from ..core import dtypes as D
+from ..core.devices import check_same_device
+from ..kernels import ordering as O
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor, require_tensor
 from .searching import bucket
-from .kernels.launch import apply
-from .tensor_type import Tensor, require_tensor
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 

@@ -6,7 +6,7 @@ Statistics (``torch.cuda.memory_allocated`` and friends, for every device):
 * on a GPU they are JAX's statistics of the device's allocator
   (``jax.Device.memory_stats()``: every buffer JAX holds there, arraykit's or not);
 * on the CPU, where JAX keeps none, they are arraykit's own accounting of its live
-  storages (:mod:`arraykit.storage`): the bytes of the storages alive now, the most
+  storages (:mod:`arraykit.core.storage`): the bytes of the storages alive now, the most
   that were alive at once since the last :func:`reset_peak_memory_stats`, and how
   many storages there are. Views cost nothing (they share their storage); a
   storage's bytes are released when its last tensor goes away. Values held only
@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import jax
 
-from . import layout as L
-from .devices import PINNED, all_devices, as_device, pinned, put
-from .kernels.launch import apply
-from .storage import live_storages, reset_peak
-from .tensor_type import Tensor, _identity, require_tensor
+from ..core import layout as L
+from ..core.devices import PINNED, all_devices, as_device, pinned, put
+from ..core.storage import live_storages, reset_peak
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor, _identity, require_tensor
 
 __all__ = [
     "max_memory_allocated", "memory_allocated", "memory_stats", "reset_peak_memory_stats",

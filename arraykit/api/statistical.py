@@ -7,7 +7,7 @@ unless ``dtype=`` says otherwise (the input is cast before accumulating).
 compute in ``float64``; of complex inputs, ``var``/``std`` return the real dtype
 (NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy); where a
 result is zero they recompute it from exact ordering keys
-(:mod:`arraykit._ordering`), so subnormals count on every platform.
+(:mod:`arraykit.kernels.ordering`), so subnormals count on every platform.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import _ordering as O
-from . import dtypes as D
-from . import layout as L
-from .kernels.launch import apply
-from .tensor_type import require_tensor
+from ..core import dtypes as D
+from ..core import layout as L
+from ..kernels import ordering as O
+from ..kernels.launch import apply
+from ..tensors.tensor_type import require_tensor
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",

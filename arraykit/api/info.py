@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import dtypes as D
-from .devices import all_devices, as_device, default_device
+from ..core import dtypes as D
+from ..core.devices import all_devices, as_device, default_device
 
 __all__ = ["__array_namespace_info__"]
 

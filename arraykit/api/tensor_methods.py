@@ -1,4 +1,4 @@
-"""PyTorch's method spellings on :class:`~arraykit.tensor_type.Tensor`.
+"""PyTorch's method spellings on :class:`~arraykit.tensors.tensor_type.Tensor`.
 
 The array API standard defines few methods on arrays; PyTorch users call most
 functions as methods (``x.exp()``, ``x.sum(0, keepdim=True)``, ``x.max(1)``,
@@ -17,7 +17,7 @@ functions follow the standard:
 * ``x.nonzero()`` is a 2-D tensor of indices (``as_tuple=True``: a tuple).
 
 Promotion between tensors is arraykit's everywhere (the standard's table, NumPy's
-for mixed kinds, :mod:`arraykit.dtypes`): an int64 tensor combined with a float32
+for mixed kinds, :mod:`arraykit.core.dtypes`): an int64 tensor combined with a float32
 tensor, or an integer division, gives float64 where PyTorch gives float32.
 
 The in-place twins (``x.exp_()``, ``x.pow_(2)``, ``x.eq_(y)``...) compute the
@@ -37,25 +37,25 @@ import collections
 import jax
 import jax.numpy as jnp
 
+from ..autograd.mode import is_grad_enabled
+from ..core import dtypes as D
+from ..core.devices import as_device
+from ..kernels.launch import apply
+from ..tensors.tensor_type import (
+    Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
+)
 from . import creation as C
 from . import device_memory
-from . import dtypes as D
 from . import elementwise as E
 from . import gather_scatter as G
-from . import linear_algebra as LA
 from . import manipulation as M
+from . import matrix_products as LA
 from . import searching as S
 from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
-from .autograd.mode import is_grad_enabled
-from .data_types import astype
-from .devices import as_device
+from .dtype_functions import astype
 from .indexing import take_along_axis
-from .kernels.launch import apply
-from .tensor_type import (
-    Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
-)
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
@@ -599,5 +599,5 @@ def _is_pinned(self):
 
 _attach("pin_memory", _pin_memory, """``x.pin_memory()``: a copy of the CPU tensor ``x`` in
 page-locked host memory for fast, asynchronous copies to the GPU (RuntimeError on a
-machine without a GPU, as in PyTorch); see :mod:`arraykit.device_memory`.""")
+machine without a GPU, as in PyTorch); see :mod:`arraykit.api.device_memory`.""")
 _attach("is_pinned", _is_pinned, "``x.is_pinned()``: whether ``x`` is in pinned host memory.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import layout as L
+from ..core import layout as L
 
 
 def shares_memory(a, b, /):

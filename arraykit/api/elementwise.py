@@ -14,16 +14,18 @@ kernel bodies in :mod:`.kernels.bodies`.
 from __future__ import annotations
 
 import operator
+import sys
 
 import jax
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device, put
-from .kernels import bodies as B
-from .kernels.launch import apply
-from .tensor_type import Tensor
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device, default_device, put
+from ..kernels import bodies as B
+from ..kernels.launch import apply
+from ..tensors import namespace_registry
+from ..tensors.tensor_type import Tensor, _tensor_from_numpy
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -120,13 +122,13 @@ def _operands(x1, x2):
 
 
 def _as_operand(x, like):
-    """``x`` as a tensor or Python scalar; arrays go to ``like``'s device."""
+    """``x`` as a tensor or Python scalar; arrays go to ``like``'s device (a private
+    copy, as for every array operand: the same path as ``Tensor``'s operators)."""
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (np.ndarray, np.generic)) and not isinstance(x, (float, complex)):
-        from .creation import asarray
-
-        return asarray(x, device=like.device if isinstance(like, Tensor) else None)
+        device = like.device if isinstance(like, Tensor) else default_device()
+        return _tensor_from_numpy(x, device)
     if D.scalar_kind(x) is not None:
         return x
     raise OperandTypeError(f"unsupported operand type {type(x).__name__}")
@@ -680,3 +682,6 @@ def inplace(x, name, other):
     if dtype.kind not in kinds:
         raise _category_error(name, kinds, x, other, promoted=dtype)
     return x._inplace(body, other, true_division=name == "divide")
+
+
+namespace_registry.register(elementwise=sys.modules[__name__])

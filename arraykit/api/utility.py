@@ -8,13 +8,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import dtypes as D
-from . import layout as L
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor, require_tensor
 from .creation import from_numpy
-from .devices import check_same_device
-from .kernels.launch import apply
 from .manipulation import _axes, _axis
-from .tensor_type import Tensor, require_tensor
 
 __all__ = ["all", "any", "diff"]
 

@@ -19,14 +19,14 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device
-from .kernels.launch import apply
-from .linear_algebra import (
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor, require_tensor
+from .matrix_products import (
     HIGHEST, matmul, matrix_transpose, numeric_pair, tensordot, vecdot, vector_axis,
 )
-from .tensor_type import Tensor, require_tensor
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",

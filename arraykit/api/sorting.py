@@ -2,7 +2,7 @@
 
 Sorts are stable by default; a stable descending sort keeps equal elements in
 their original order. Values are ordered exactly as NumPy orders them, on every
-platform (see :mod:`arraykit._ordering`): ``-0.0`` and ``0.0`` are equal, NaNs sort
+platform (see :mod:`arraykit.kernels.ordering`): ``-0.0`` and ``0.0`` are equal, NaNs sort
 last in ascending order and first in descending order, and complex values sort
 lexicographically with NumPy's placement of NaNs (``R + Rj, R + nanj, nan + Rj,
 nan + nanj``). A 0-d tensor sorts to a copy of itself (its only valid axes are 0
@@ -14,10 +14,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from . import _ordering as O
-from . import layout as L
-from .kernels.launch import apply
-from .tensor_type import require_tensor
+from ..core import layout as L
+from ..kernels import ordering as O
+from ..kernels.launch import apply
+from ..tensors.tensor_type import require_tensor
 
 __all__ = ["argsort", "sort"]
 

@@ -15,14 +15,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _ordering as O
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels import ordering as O
+from ..kernels.launch import apply
+from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from .elementwise import _operands
-from .kernels.launch import apply
 from .statistical import _axes, _check_nonempty, _check_ordered
-from .tensor_type import Tensor, is_traced, require_tensor
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 

@@ -14,7 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import layout as L
+from ..core import layout as L
+from ..kernels.launch import is_tensor
 
 
 def is_basic(key):
@@ -26,10 +27,9 @@ def is_basic(key):
 
 def _index_like(item):
     """Objects with ``__index__`` (0-d integer tensors, NumPy ints) act as ints."""
-    from .tensor_type import Tensor, is_traced
-
-    if isinstance(item, Tensor):
-        return item.ndim == 0 and item.dtype.kind in ("int", "uint") and not is_traced(item)
+    if is_tensor(item):
+        traced = isinstance(item._storage._buffer, jax.core.Tracer)
+        return item.ndim == 0 and item.dtype.kind in ("int", "uint") and not traced
     return (
         hasattr(item, "__index__")
         and not isinstance(item, (bool, np.bool_, np.ndarray, jax.Array))
@@ -58,9 +58,7 @@ class Plan:
 
 def _host(item):
     """A NumPy array for a key item that is an array-like (Tensor, list, ndarray)."""
-    from .tensor_type import Tensor
-
-    if isinstance(item, Tensor):
+    if is_tensor(item):
         return item._values()
     arr = np.asarray(item)
     if arr.size == 0 and not isinstance(item, np.ndarray):
@@ -116,8 +114,6 @@ def plan(shape, key):
 
 def traced_plan(key):
     """Plan for a key used under a JAX trace: no host checks, masks rejected."""
-    from .tensor_type import Tensor
-
     items = key if isinstance(key, tuple) else (key,)
     structure = []
     operands = []
@@ -133,7 +129,7 @@ def traced_plan(key):
         elif isinstance(k, (int, np.integer)):
             structure.append(("int", int(k)))
         else:
-            t = k if isinstance(k, Tensor) else None
+            t = k if is_tensor(k) else None
             dtype_kind = t.dtype.kind if t is not None else np.asarray(k).dtype.kind
             if dtype_kind == "bool" or dtype_kind == "b":
                 raise IndexError(

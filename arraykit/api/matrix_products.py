@@ -12,11 +12,12 @@ import operator
 import jax
 import jax.numpy as jnp
 
-from . import dtypes as D
-from . import layout as L
-from .devices import check_same_device
-from .kernels.launch import apply
-from .tensor_type import Tensor
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import check_same_device
+from ..kernels.launch import apply
+from ..tensors import namespace_registry
+from ..tensors.tensor_type import Tensor
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -162,3 +163,6 @@ def vecdot(x1, x2, /, *, axis=-1):
     dtype = numeric_pair(x1, x2, "vecdot")
     axis = vector_axis(x1, x2, axis, "vecdot")
     return apply(_vecdot, (x1, x2), (axis, dtype.np))
+
+
+namespace_registry.register(matmul=matmul)

@@ -1,0 +1,7 @@
+"""The tensor layer: the strided ``Tensor`` type (``tensor_type``: views, in-place
+writes, the operators), the parsing of indexing keys (``indexing_keys``), and the
+registry through which the operators reach the namespace above
+(``namespace_registry``).
+
+May import: :mod:`arraykit.core`, :mod:`arraykit.kernels`.
+"""
