@@ -41,7 +41,12 @@ from .core.dtypes import (
     DType, bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float32, float64, complex64, complex128, float16, bfloat16,
 )
+from .api.autocasting import autocast
+from .core.precision import get_float32_matmul_precision, set_float32_matmul_precision
 from .jit import jit
+from .kernels.compilation_cache import (
+    compilation_cache_info, get_compilation_cache_dir, set_compilation_cache_dir,
+)
 from .kernels.launch import cache_clear, cache_info
 from .random import *  # noqa: F401,F403
 from .serialization import *  # noqa: F401,F403
@@ -58,7 +63,9 @@ _CORE = [
     "Tensor", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "may_share_memory", "shares_memory", "cache_info", "cache_clear", "linalg", "fft", "device",
     "autograd", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "grad", "value_and_grad", "vjp", "jit",
+    "grad", "value_and_grad", "vjp", "jit", "autocast", "set_float32_matmul_precision",
+    "get_float32_matmul_precision", "set_compilation_cache_dir", "get_compilation_cache_dir",
+    "compilation_cache_info",
 ]
 
 __all__ = (

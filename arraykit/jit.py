@@ -25,7 +25,8 @@ must not be traced from two threads at once with shared tensors.
 
 One compilation per signature: the pytree structure of the arguments, their
 tensors' shapes, dtypes, layouts and devices, which arguments share storages,
-and the static arguments; a signature is traced again when a storage it closed
+the static arguments, and the compute modes (float32 matmul precision and
+autocast state, :func:`arraykit.core.precision.mode`); a signature is traced again when a storage it closed
 over or kept is gone.
 As with ``jax.jit``, Python side effects run only while tracing: a function must
 leave the same Python-side structure (the same tensors in the same places) on
@@ -33,6 +34,11 @@ every call. A first call that creates tensors which outlive it (an optimizer's
 state made on its first ``step()``) is traced once more on the second call, since
 later calls read those tensors instead of creating them. ``compile_count``, ``last_compile_reason`` and ``max_compiles`` make
 compilations observable and bounded.
+
+The one piece of Python state a program checks is the training flag of the
+modules it ran (``model.train()``/``model.eval()``, as ``torch.compile`` guards
+it): a program traced in training mode is not reused in evaluation mode; each
+mode gets its own program, kept for when the mode switches back.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ from .core import x64
 from .core.devices import put
 from .core.jax_compat import eval_jaxpr
 from .core.storage import Storage
+from .core import precision
+from .kernels import compilation_cache
 from .kernels import launch
 from .tensors.tensor_type import Tensor
 
@@ -69,11 +77,17 @@ class _Trace:
         self.closed = {}
         self.made = []
         self.numpy_memory = {}  # id(storage) -> its NumPy memory, swapped for a JAX stand-in
+        self.guards = {}  # id(module) -> (weak reference, its training flag when read)
+
+    def guard(self, module, training):
+        """The function read ``module.training``: the program holds for that value only."""
+        if threading.get_ident() == self.thread and id(module) not in self.guards:
+            self.guards[id(module)] = (weakref.ref(module), training)
 
     def save(self, st):
         """Remember ``st``'s state, restored when the trace ends."""
         if id(st) not in self.saved:
-            self.saved[id(st)] = (st, st._buffer, st.version, st.node, st.shared)
+            self.saved[id(st)] = (st, st._buffer, st.version, st.node, st.shared, st.exported)
 
     def read(self, operands):
         """Kernel operands: concrete buffers of storages from outside are closed over."""
@@ -110,12 +124,13 @@ class _Trace:
 
     def restore(self):
         """Put every swapped or written storage back as it was."""
-        for key, (st, buf, version, node, shared) in self.saved.items():
+        for key, (st, buf, version, node, shared, exported) in self.saved.items():
             st._buffer = self.numpy_memory.get(key, buf)
             st._host = None
             st.version = version
             st.node = node
             st.shared = shared
+            st.exported = exported
 
 
 def _leaf_key(leaf, index_of):
@@ -145,7 +160,7 @@ def _signature(args, static):
             storages.append(st)
         return positions[id(st)]
 
-    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static)
+    key = (treedef, tuple(_leaf_key(leaf, index_of) for leaf in leaves), static, precision.mode())
     return key, storages, [leaf for leaf in leaves if _is_array(leaf)]
 
 
@@ -175,7 +190,7 @@ def _flat_signature(args):
             index = len(storages)
             storages.append(st)
         keys.append((index, x._layout, x._dtype, st.device, st._buffer.shape))
-    return ("flat", tuple(keys)), storages
+    return ("flat", tuple(keys), precision.mode()), storages
 
 
 def _short(leaf_key):
@@ -190,7 +205,7 @@ def _as_full(key):
     """A flat-tensor key in the general key's form (for describing changes)."""
     if key[0] != "flat":
         return key
-    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), ())
+    return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), (), key[2])
 
 
 def _describe_change(old, new):
@@ -199,6 +214,8 @@ def _describe_change(old, new):
         return "first call"
     if old == new:
         return "a storage the function closed over or kept is gone"
+    if old[-1] != new[-1]:
+        return f"the matmul precision or autocast state changed ({old[-1]} -> {new[-1]})"
     if old[0] == "flat" or new[0] == "flat":
         old, new = _as_full(old), _as_full(new)
     if old[0] != new[0]:
@@ -237,6 +254,15 @@ class _Entry:
         self.refs = []
         self.written_sorted = ()
         self.single = False  # the function returns one leaf
+        self.guards = ()  # (weak reference to a module, its training flag at trace time)
+
+    def guards_hold(self):
+        """Whether every module read while tracing is still in the same training mode."""
+        for ref, training in self.guards:
+            module = ref()
+            if module is None or module.__dict__["_training"] is not training:
+                return False
+        return True
 
     def alive(self):
         for ref in self.refs:
@@ -303,7 +329,9 @@ class _Program:
         # keep_unused: the HLO's parameter numbers stay the input positions (see
         # _copied_parameters), and recycled buffers, which the program never reads, stay
         jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
-        return jitted.lower(*bufs, *recycled).compile()
+        devices = next((b.sharding.device_set for b in bufs if isinstance(b, jax.Array)),
+                       (jax.devices()[0],))
+        return compilation_cache.compile(jitted.lower(*bufs, *recycled), donate + extra, devices)
 
     def run(self, bufs, recycled):
         """Run on ``bufs``, writing the ``needs`` outputs into ``recycled`` when given."""
@@ -341,6 +369,7 @@ class Jitted:
         self.compile_count = 0
         self.last_compile_reason = None
         self._entries = {}
+        self._variants = {}  # key -> entries traced in other training modes
         self._last_key = None
         functools.update_wrapper(self, fn)
 
@@ -373,12 +402,24 @@ class Jitted:
         if key is None:
             key, arg_storages, arrays = _signature((dynamic, named), static)
         entry = self._entries.get(key)
+        reason = None
+        if entry is not None and entry.guards and not entry.guards_hold():
+            entry = self._variant(key)
+            reason = "a module's training mode changed (train()/eval())"
         if entry is None or not entry.alive():
-            entry = self._compile(key, static, dynamic, named, arg_storages, arrays)
+            entry = self._compile(key, static, dynamic, named, arg_storages, arrays, reason)
             entry.provisional = bool(entry.kept)
         elif entry.provisional:
             entry = self._compile(key, static, dynamic, named, arg_storages, arrays, _WARM_UP)
         return _run(entry, arg_storages, self._donated(args, arg_storages), arrays)
+
+    def _variant(self, key):
+        """The entry of ``key`` traced in the modules' current training modes, if any."""
+        for entry in self._variants.get(key, ()):
+            if entry.guards_hold() and entry.alive():
+                self._entries[key] = entry
+                return entry
+        return None
 
     def _donated(self, args, arg_storages):
         """Storages of the ``donate_argnums`` arguments: their buffers go to the call."""
@@ -409,6 +450,10 @@ class Jitted:
         self.last_compile_reason = reason
         self._last_key = key
         self._entries[key] = entry
+        modes = [(ref(), training) for ref, training in entry.guards]
+        variants = self._variants.setdefault(key, [])
+        variants[:] = [e for e in variants if [(ref(), t) for ref, t in e.guards] != modes]
+        variants.append(entry)
         return entry
 
 
@@ -485,6 +530,7 @@ def _trace(call, arg_storages, arrays=()):
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
+    entry.guards = tuple(trace.guards.values())
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
     entry.large = [
         (k, shape, dtype) for k, (shape, dtype) in enumerate(plan["stored"])
@@ -564,6 +610,7 @@ def _run(entry, arg_storages, donated=(), arrays=()):
     kept = [ref() for ref in entry.kept]
     storages = [st for st in inputs if st is not None] + kept
     with storages[0].lock if len(storages) == 1 else launch.Locks(storages):
+        donation = _donation(entry, inputs, arg_storages, donated)  # before bufs holds them
         bufs = []
         for st, (_, value) in zip(inputs, entry.consts):
             bufs.append(value if st is None else st._buffer)
@@ -581,7 +628,7 @@ def _run(entry, arg_storages, donated=(), arrays=()):
             outs = jax.jit(entry.program)(*bufs)
         else:
             offset = len(entry.consts)
-            program = entry.compiled(_donation(entry, inputs, arg_storages, donated), bufs,
+            program = entry.compiled(donation, bufs,
                                      tuple(offset + k for k in donated))
             recycled = _recycled(program, entry, inputs, kept) if program.needs and not donated else ()
             outs = program.run(bufs, recycled)
@@ -619,22 +666,24 @@ def _run(entry, arg_storages, donated=(), arrays=()):
 
 def _donation(entry, inputs, arg_storages, donated):
     """Input positions whose buffers the call may reuse: the storages it writes and the
-    ``donate_argnums`` ones, unless an export holds their buffer (``shared``)."""
+    ``donate_argnums`` ones, unless something else holds their buffer (an export still
+    alive, memory arraykit does not own: see ``Storage.donatable``). Called before
+    the caller holds references to the buffers."""
     if not donated:
         for i in entry.written:
-            if inputs[i].shared:
+            if not inputs[i].donatable():
                 break
         else:
             return entry.written_sorted
-    donate = {i for i in entry.written if not inputs[i].shared}
+    donate = {i for i in entry.written if inputs[i].donatable()}
     offset = len(entry.consts)
-    donate.update(offset + k for k in donated if not arg_storages[k].shared)
+    donate.update(offset + k for k in donated if arg_storages[k].donatable())
     return tuple(sorted(donate))
 
 
 def _install(st, buf):
-    """Make ``buf`` the storage's buffer; returns (old buffer, device) when the old
-    buffer was private and may be recycled, else None."""
+    """Make ``buf`` the storage's buffer; returns (old buffer, device, bytes) when the
+    old buffer was private and large enough for the buffer pool, else None."""
     st.version += 1
     old = st._buffer
     if type(old) is np.ndarray:  # NumPy memory (arraykit.core.host_memory) stays in place
@@ -643,8 +692,13 @@ def _install(st, buf):
     private = not st.shared
     st._buffer = buf
     st._host = None
-    st.shared = False
-    return (old, st.device) if private else None
+    st.shared = st.exported = False
+    nbytes = st._counted
+    if nbytes is None:  # a storage made during the trace (kept): counted by no one
+        nbytes = math.prod(old.shape) * st.dtype.itemsize
+    if private and nbytes >= buffer_pool.MIN_BYTES:
+        return old, st.device, nbytes
+    return None
 
 
 def _recycled(program, entry, inputs, kept):
@@ -664,13 +718,13 @@ def _recycled(program, entry, inputs, kept):
 
 
 def _recycle_released(released):
-    """Offer the replaced buffers to the pool (donated ones are deleted and skipped)."""
+    """Offer the large replaced buffers to the pool (donated ones are deleted and skipped)."""
     while released:
         item = released.pop()
         if item is not None:
-            buf, device = item
+            buf, device, nbytes = item
             del item
-            buffer_pool.recycle(buf, device, buf.nbytes)
+            buffer_pool.recycle(buf, device, nbytes)
 
 
 def _abstract(buf):

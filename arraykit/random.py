@@ -21,6 +21,7 @@ function ``fn(key, ...)`` with a fresh key as one cached kernel.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import threading
@@ -29,16 +30,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .api import torch_keywords as T
 from .api.creation import _shape, asarray
 from .core import dtypes as D
 from .core import layout as L
 from .core.devices import as_device, check_same_device
 from .kernels.launch import apply, apply_inplace
-from .tensors.tensor_type import Tensor
+from .tensors.tensor_type import Tensor, is_traced
 
 __all__ = [
     "Generator", "manual_seed", "rand", "randn", "randint", "randperm", "normal", "uniform",
-    "bernoulli",
+    "bernoulli", "multinomial",
 ]
 
 DEFAULT_SEED = 67280421310721
@@ -266,14 +268,20 @@ def _number(value, name):
     return float(value)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples in ``[0, 1)`` of the given size (default dtype float32)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(rand, *size, generator=generator, requires_grad=requires_grad)
+        return T.created_into("rand", make, out, dtype, device)
     return uniform(0.0, 1.0, _size(size, "rand"), generator=generator, dtype=dtype,
                    device=device, requires_grad=requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples of the given size (complex dtypes: variance 1/2 per part)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(randn, *size, generator=generator, requires_grad=requires_grad)
+        return T.created_into("randn", make, out, dtype, device)
     shape = _size(size, "randn")
     dtype = _floating(dtype, "randn", complex_ok=True)
     zero = dtype.np.type(0)
@@ -294,9 +302,14 @@ def uniform(low=0.0, high=1.0, size=(), *, generator=None, dtype=None, device=No
     return _finish(draw(_uniform, scalars, (shape, dtype.np), generator, device), requires_grad)
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+            out=None):
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high,
     size)`` (size also as a keyword); default dtype int64."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(randint, *args, size=size, generator=generator,
+                                 requires_grad=requires_grad)
+        return T.created_into("randint", make, out, dtype, device)
     if size is not None:
         args = (*args, size)
     if len(args) == 2:
@@ -322,8 +335,11 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     return _finish(draw(_randint, scalars, (shape, dtype.np), generator, device), requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """A random permutation of the integers ``0`` to ``n - 1`` (default dtype int64)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(randperm, n, generator=generator, requires_grad=requires_grad)
+        return T.created_into("randperm", make, out, dtype, device)
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"randperm(): n must be non-negative, got {n}")
@@ -336,9 +352,13 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False):
+           requires_grad=False, out=None):
     """Normal samples, as ``torch.normal``: tensor ``mean`` and/or ``std`` (broadcast; the
     result is ``mean + std * z``, differentiable in both) or numbers with ``size``."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(normal, mean, std, size, generator=generator,
+                                 requires_grad=requires_grad)
+        return T.created_into("normal", make, out, dtype, device)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         if size is not None:
             raise TypeError("normal(): size is only taken when mean and std are both numbers")
@@ -371,10 +391,12 @@ def _probability(p, name):
     return p
 
 
-def bernoulli(input, p=None, *, generator=None):
+def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples: ``bernoulli(probs)`` draws each element with the probability in
     ``probs`` (a floating tensor; values outside ``[0, 1]`` act as clipped), and
     ``bernoulli(input, p)`` with probability ``p`` in ``input``'s shape; ``input``'s dtype."""
+    if out is not None:  # PyTorch's
+        return T.into("bernoulli", bernoulli(input, p, generator=generator), out)
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): input must be a Tensor, got {type(input).__name__}")
     gen = generator if generator is not None else default_generator(input.device)
@@ -384,6 +406,58 @@ def bernoulli(input, p=None, *, generator=None):
         return draw(_bernoulli, (input,), (input.shape, input.dtype.np), gen)
     p = np.float32(_probability(p, "bernoulli"))
     return draw(_bernoulli, (p,), (input.shape, input.dtype.np), gen)
+
+
+def _multinomial(key, probs, num_samples, replacement, np_dtype):
+    logits = jnp.log(probs.astype(jnp.promote_types(probs.dtype, jnp.float32)))
+    if replacement:
+        shape = (num_samples,) + probs.shape[:-1]
+        return jnp.moveaxis(jax.random.categorical(key, logits, -1, shape), 0, -1).astype(np_dtype)
+    scores = logits + jax.random.gumbel(key, probs.shape, logits.dtype)  # Gumbel top-k
+    return jax.lax.top_k(scores, num_samples)[1].astype(np_dtype)
+
+
+def _check_distribution(values, num_samples, replacement):
+    if not np.all(np.isfinite(values) & (values >= 0)):
+        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(values.sum(-1) <= 0):
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and np.any(np.count_nonzero(values, -1) < num_samples):
+        raise RuntimeError(
+            f"multinomial: invalid multinomial distribution (with replacement=False, fewer than "
+            f"num_samples={num_samples} categories of non-zero probability)"
+        )
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categorical distributions in the rows of ``input`` (1-D or
+    2-D non-negative weights, not necessarily normalised), as ``torch.multinomial``:
+    shape ``input.shape[:-1] + (num_samples,)``, int64. Without ``replacement`` a
+    category is drawn at most once per row (Gumbel top-k); zero weights are never drawn.
+
+    The weights are checked on the CPU (non-finite, negative, all-zero rows, too few
+    non-zero categories without replacement); on a GPU such rows give unspecified
+    indices (the check would wait for the device).
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): input must be a Tensor, got {type(input).__name__}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {input.shape}")
+    if input.dtype.kind != "float":
+        raise TypeError(f"multinomial: weights must be floating, got {input.dtype}")
+    num_samples = operator.index(num_samples)
+    categories = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (got {num_samples})")
+    if not replacement and num_samples > categories:
+        raise RuntimeError(
+            f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+            f"({num_samples} > {categories})"
+        )
+    if input.device.platform == "cpu" and not is_traced(input) and input.size:
+        _check_distribution(input._values(), num_samples, replacement)
+    gen = generator if generator is not None else default_generator(input.device)
+    return draw(_multinomial, (input,), (num_samples, bool(replacement), np.int64), gen)
 
 
 # ---------------------------------------------------------------------- tensor methods
@@ -421,7 +495,13 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return draw_into(self, _bernoulli_into, (p,), generator=generator)
 
 
-for _name, _method in (("uniform_", _uniform_), ("normal_", _normal_), ("bernoulli_", _bernoulli_)):
+def _multinomial_method(self, num_samples, replacement=False, *, generator=None):
+    """``x.multinomial(num_samples, replacement=False)``: :func:`multinomial` of ``x``."""
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
+for _name, _method in (("uniform_", _uniform_), ("normal_", _normal_), ("bernoulli_", _bernoulli_),
+                       ("multinomial", _multinomial_method)):
     _method.__name__ = _name
     _method.__qualname__ = f"Tensor.{_name}"
     setattr(Tensor, _name, _method)

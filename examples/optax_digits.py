@@ -25,8 +25,9 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     ak.manual_seed(args.seed)
-    x_train, x_test, y_train, y_test = load(ak.device("cpu"), args.seed)
-    model = make_model()
+    cpu = ak.device("cpu")  # data, model and batches, whatever the default device is
+    x_train, x_test, y_train, y_test = load(cpu, args.seed)
+    model = make_model().to(cpu)
     tx = optax.adam(3e-3)
     opt_state = tx.init(model)
 
@@ -43,7 +44,7 @@ def main():
     n = x_train.shape[0] - x_train.shape[0] % args.batch_size
     for epoch in range(args.epochs):
         for batch in rng.permutation(x_train.shape[0])[:n].reshape(-1, args.batch_size):
-            picked = ak.asarray(batch)
+            picked = ak.asarray(batch, device=cpu)
             model, opt_state, loss = step(model, opt_state, x_train[picked], y_train[picked])
         if epoch % 10 == 9 or epoch == args.epochs - 1:
             print(f"epoch {epoch + 1}: loss {loss.item():.4f}")

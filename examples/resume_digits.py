@@ -18,6 +18,8 @@ import arraykit as ak
 from arraykit import optim
 from train_digits import load, make_model, make_step
 
+DEVICE = ak.device("cpu")  # data, model and batches, whatever the default device is
+
 
 def run(model, opt, data, epochs, first_epoch, batch_size):
     """Train for ``epochs`` epochs (batches drawn from a seed per epoch); returns the losses."""
@@ -30,14 +32,14 @@ def run(model, opt, data, epochs, first_epoch, batch_size):
     for epoch in range(first_epoch, first_epoch + epochs):
         order = np.random.default_rng(epoch).permutation(x_train.shape[0])[:n]
         for batch in order.reshape(-1, batch_size):
-            picked = ak.asarray(batch)
+            picked = ak.asarray(batch, device=DEVICE)
             losses.append(step(x_train[picked], y_train[picked]).item())
     return losses
 
 
 def fresh():
     ak.manual_seed(0)
-    model = make_model()
+    model = make_model().to(DEVICE)
     return model, optim.Adam(model.parameters(), lr=1e-3)
 
 
@@ -47,7 +49,7 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--checkpoint", default=os.path.join(tempfile.gettempdir(), "digits.ckpt"))
     args = parser.parse_args()
-    x_train, _, y_train, _ = load(ak.device("cpu"), 0)
+    x_train, _, y_train, _ = load(DEVICE, 0)
     data = (x_train, y_train)
     half = args.epochs // 2
 
@@ -58,7 +60,7 @@ def main():
     before = run(model, opt, data, half, 0, args.batch_size)
     ak.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": half},
             args.checkpoint)
-    model = make_model()  # new, differently initialised parameters
+    model = make_model().to(DEVICE)  # new, differently initialised parameters
     opt = optim.Adam(model.parameters(), lr=1e-3)
     checkpoint = ak.load(args.checkpoint)
     model.load_state_dict(checkpoint["model"])

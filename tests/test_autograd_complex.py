@@ -7,6 +7,9 @@ real-valued loss is the conjugate of PyTorch's (checked below against PyTorch)."
 
 from __future__ import annotations
 
+import cmath
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -77,20 +80,34 @@ def test_gradient_convention_is_the_conjugate_of_pytorch():
     np.testing.assert_allclose(x.grad.numpy(), np.conj(t.grad.numpy()), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name, point", [
-    ("asin", 2.5 + 0j), ("asin", 2.5 - 0j), ("acos", 2.5 + 0j), ("acos", -1.5 - 0j),
-    ("acosh", -0.5 - 0j), ("acosh", -0.5 + 0j), ("asinh", 0 + 1.5j), ("atanh", 1.5 + 0j),
-    ("log", -2.0 + 0j), ("log", -2.0 - 0j), ("sqrt", -3.0 - 0j),
-])
-def test_derivative_on_a_branch_cut_takes_the_side_of_the_value(name, point):
-    # finite differences along the cut (the real axis, or the imaginary one for asinh)
-    # stay on the side the signed zero picks
-    f = getattr(ak, name)
+# points on the branch cuts, each side: the sign of the zero part picks the side
+# (``2.5 - 0j`` is ``2.5 + 0j`` in Python, so signed zeros are built with complex())
+BRANCH_CUT_POINTS = [
+    ("asin", 2.5, 0.0), ("asin", 2.5, -0.0), ("asin", -1.5, 0.0), ("asin", -1.5, -0.0),
+    ("acos", 2.5, 0.0), ("acos", 2.5, -0.0), ("acos", -1.5, 0.0), ("acos", -1.5, -0.0),
+    ("acosh", -0.5, 0.0), ("acosh", -0.5, -0.0), ("atanh", 1.5, 0.0), ("atanh", 1.5, -0.0),
+    ("atanh", -1.5, 0.0), ("atanh", -1.5, -0.0), ("log", -2.0, 0.0), ("log", -2.0, -0.0),
+    ("sqrt", -3.0, 0.0), ("sqrt", -3.0, -0.0),
+    ("asinh", 0.0, 1.5), ("asinh", -0.0, 1.5), ("asinh", 0.0, -1.5), ("asinh", -0.0, -1.5),
+]
+
+
+@pytest.mark.parametrize("name, re, im", BRANCH_CUT_POINTS)
+def test_derivative_on_a_branch_cut_takes_the_side_of_the_value(name, re, im):
+    # cmath's finite differences along the cut (the real axis, or the imaginary one for
+    # asinh), keeping the signed zero, give the derivative on the side it picks
+    point = complex(re, im)
+    f = getattr(cmath, name)
+    h = 1e-6
+    if name == "asinh":
+        derivative = (f(complex(re, im + h)) - f(complex(re, im - h))) / (2j * h)
+    else:
+        derivative = (f(complex(re + h, im)) - f(complex(re - h, im))) / (2 * h)
+    value = ak.asarray(np.array([point]))
+    assert math.copysign(1, ak.imag(value).numpy()[0]) == math.copysign(1, im)  # the side is kept
+    np.testing.assert_allclose(getattr(ak, name)(value).numpy()[0], f(point), rtol=1e-12)
     x = ak.asarray(np.array([point]), requires_grad=True)
-    ak.real(f(x)).sum().backward()
-    h = 1e-6j if name == "asinh" else 1e-6
-    values = f(ak.asarray(np.array([point + h, point - h]))).numpy()
-    derivative = (values[0] - values[1]) / (2 * h)
+    ak.real(getattr(ak, name)(x)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy()[0], derivative, rtol=1e-6)
 
 

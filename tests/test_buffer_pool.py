@@ -27,7 +27,7 @@ def _values(seed=0):
 
 
 def test_a_dead_result_buffer_is_reused_for_the_next_result_of_its_shape():
-    x = ak.asarray(_values())
+    x = ak.asarray(_values(), device="cpu")
     ak.sin(x)  # compiled: the pool serves kernels whose output size is known
     buffer_pool.empty()
     y = ak.exp(x)
@@ -41,13 +41,13 @@ def test_a_dead_result_buffer_is_reused_for_the_next_result_of_its_shape():
 
 
 def test_small_buffers_are_not_pooled():
-    x = ak.ones((16, 16))
+    x = ak.ones((16, 16), device="cpu")
     del x
     assert buffer_pool.held_bytes() == 0
 
 
 def test_a_buffer_referenced_elsewhere_is_not_recycled():
-    x = ak.asarray(_values())
+    x = ak.asarray(_values(), device="cpu")
     y = ak.exp(x)
     held = y.untyped_storage().buffer  # a reference outside the storage
     del y
@@ -57,7 +57,7 @@ def test_a_buffer_referenced_elsewhere_is_not_recycled():
 
 
 def test_an_exported_pytree_leaf_stays_readable_after_later_results():
-    x = ak.asarray(_values())
+    x = ak.asarray(_values(), device="cpu")
     y = ak.exp(x)
     leaf = jax.tree_util.tree_leaves(y)[0]
     del y
@@ -67,7 +67,7 @@ def test_an_exported_pytree_leaf_stays_readable_after_later_results():
 
 
 def test_views_keep_their_storage_alive():
-    x = ak.asarray(_values())
+    x = ak.asarray(_values(), device="cpu")
     y = ak.exp(x)
     view = y[::2]
     del y
@@ -78,7 +78,7 @@ def test_views_keep_their_storage_alive():
 
 def test_results_match_numpy_through_chains_of_recycled_buffers():
     a = _values(1)
-    x = ak.asarray(a)
+    x = ak.asarray(a, device="cpu")
     expected = a.copy()
     for step in range(6):
         x = ak.tanh(x) * 1.5 + float(step)
@@ -87,7 +87,7 @@ def test_results_match_numpy_through_chains_of_recycled_buffers():
 
 
 def test_the_pool_is_bounded_per_shape_and_in_bytes(monkeypatch):
-    x = ak.asarray(_values())
+    x = ak.asarray(_values(), device="cpu")
     results = [ak.exp(x) for _ in range(buffer_pool.PER_SHAPE + 2)]
     del results
     nbytes = 4 * int(np.prod(SHAPE))
@@ -100,7 +100,7 @@ def test_the_pool_is_bounded_per_shape_and_in_bytes(monkeypatch):
 
 
 def test_memory_statistics_do_not_count_pooled_buffers():
-    x = ak.asarray(_values())
+    x = ak.asarray(_values(), device="cpu")
     before = ak.memory_allocated("cpu")
     y = ak.exp(x)
     assert ak.memory_allocated("cpu") == before + 4 * np.prod(SHAPE)
@@ -115,7 +115,7 @@ def test_threads_computing_large_results_each_get_their_own_values():
 
     def work(k):
         try:
-            x = ak.asarray(base + k)
+            x = ak.asarray(base + k, device="cpu")
             for _ in range(20):
                 y = ak.exp(x * 0.01)
                 np.testing.assert_allclose(y.numpy(), np.exp((base + k) * np.float32(0.01)), rtol=1e-5)

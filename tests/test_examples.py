@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _run(script, *args):
+    # the examples import the arraykit of this checkout, whatever the environment installed
+    path = os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
-                          text=True, timeout=600, cwd=EXAMPLES)
+                          text=True, timeout=600, cwd=EXAMPLES, env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -31,3 +36,28 @@ def test_train_digits_learns(mode):
 def test_resume_continues_with_the_same_losses(tmp_path):
     out = _run("resume_digits.py", "--epochs", "2", "--checkpoint", str(tmp_path / "ckpt"))
     assert "identical losses: True" in out, out
+
+
+def _gpt_losses(path):
+    return [json.loads(line)["loss"] for line in path.read_text().splitlines()]
+
+
+def test_train_gpt_tiny_learns(tmp_path):
+    log = tmp_path / "losses.jsonl"
+    out = _run("train_gpt.py", "--preset", "tiny", "--steps", "20", "--log", str(log))
+    losses = _gpt_losses(log)
+    assert len(losses) == 20
+    assert np.mean(losses[-5:]) < np.mean(losses[:5]) - 0.5, losses  # from ~5.5 nats
+    assert "unigram baseline" in out and "final validation" in out, out
+
+
+@pytest.mark.slow
+def test_train_gpt_resume_gives_the_same_losses(tmp_path):
+    whole, first, rest = (tmp_path / f"{name}.jsonl" for name in ("whole", "first", "rest"))
+    checkpoint = tmp_path / "ckpt"
+    _run("train_gpt.py", "--preset", "tiny", "--steps", "12", "--log", str(whole))
+    _run("train_gpt.py", "--preset", "tiny", "--steps", "12", "--stop-after", "5", "--log", str(first),
+         "--save", str(checkpoint))
+    out = _run("train_gpt.py", "--resume", str(checkpoint), "--log", str(rest), "--sample", "40")
+    assert "resumed from" in out and "sample:" in out, out
+    assert _gpt_losses(first) + _gpt_losses(rest) == _gpt_losses(whole)

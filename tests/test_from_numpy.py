@@ -65,8 +65,9 @@ STEPS = {
     "clamp_": lambda lib, v: v.clamp_(0, 4),
     "masked_fill_": lambda lib, v: v.masked_fill_(v > 2, 9),
     "zero_": lambda lib, v: v.zero_(),
-    "index_add_": lambda lib, v: v.index_add_(0, lib.tensor([0, 0]), v[:1].expand(2, *v.shape[1:]).clone()),
-    "scatter_": lambda lib, v: v.scatter_(0, lib.zeros(v.shape, dtype=lib.int64)[:1], 8),
+    "index_add_": lambda lib, v: v.index_add_(
+        0, lib.tensor([0, 0], device="cpu"), v[:1].expand(2, *v.shape[1:]).clone()),
+    "scatter_": lambda lib, v: v.scatter_(0, lib.zeros(v.shape, dtype=lib.int64, device="cpu")[:1], 8),
     "iadd": lambda lib, v: v.__iadd__(v * 2),
 }
 
@@ -123,7 +124,7 @@ def test_negative_strides_are_shared_too():
 
 
 def test_numpy_shares_memory_like_pytorch():
-    t, x = torch.arange(12.0).reshape(3, 4), ak.arange(12.0).reshape(3, 4)
+    t, x = torch.arange(12.0).reshape(3, 4), ak.arange(12.0, device="cpu").reshape(3, 4)
     row_t, row_k = t[1], x[1]
     n_t, n_k = t.t().numpy(), x.t().numpy()
     assert n_k.strides == n_t.strides and n_k.flags.writeable
@@ -225,7 +226,7 @@ def test_exports_of_numpy_memory():
 def test_index_checks_see_numpy_writes():
     idx = np.array([0, 1])
     i = ak.from_numpy(idx)
-    x = ak.arange(3)
+    x = ak.arange(3, device="cpu")  # from_numpy tensors are CPU tensors
     assert ak.take(x, i).tolist() == [0, 1]
     idx[0] = 7  # no new storage version: the cached bounds must not be trusted
     with pytest.raises(IndexError, match="7"):
@@ -237,7 +238,7 @@ def test_index_checks_see_numpy_writes():
 def test_mixed_operands():
     a = np.arange(6.0).reshape(2, 3)
     x = ak.from_numpy(a)
-    j = ak.ones(2, 3, dtype=ak.float64)
+    j = ak.ones(2, 3, dtype=ak.float64, device="cpu")  # from_numpy tensors are CPU tensors
     j.add_(x)  # NumPy memory read into a JAX-buffer storage
     assert j.tolist() == (np.arange(6.0).reshape(2, 3) + 1).tolist()
     x.add_(j)  # and the other way
@@ -349,7 +350,7 @@ def test_arraykit_jit_over_numpy_memory():
 def test_numpy_while_another_thread_writes():
     """numpy() moves the storage while writes run: every write lands in the shared memory."""
     for _ in range(3):
-        x = ak.zeros(4096)
+        x = ak.zeros(4096, device="cpu")
         view = x[::2]
         writer = threading.Thread(target=lambda: [view.add_(1.0) for _ in range(100)])
         writer.start()

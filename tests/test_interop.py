@@ -69,7 +69,7 @@ def test_export_to_torch_and_jax(pair, kind):
 
 
 def test_export_is_zero_copy_on_cpu():
-    t = ak.arange(12.0).reshape(3, 4)
+    t = ak.arange(12.0, device="cpu").reshape(3, 4)
     n = np.from_dlpack(t)
     assert n.ctypes.data == t.data_ptr()
     assert not n.flags.writeable
@@ -81,7 +81,7 @@ def test_export_is_zero_copy_on_cpu():
 
 
 def test_dunder_dlpack_arguments():
-    t = ak.arange(6.0).reshape(2, 3)
+    t = ak.arange(6.0, device="cpu").reshape(2, 3)
     assert tuple(t.__dlpack_device__()) == (1, 0)
     assert int(t.__dlpack_device__()[0]) == 1
     for kw in ({}, {"max_version": (1, 0)}, {"max_version": (0, 8)}, {"copy": True},
@@ -189,7 +189,7 @@ def test_exports_outlive_the_tensor():
 
 
 def test_write_after_export_copies_once_then_donates():
-    t = ak.zeros(8)
+    t = ak.zeros(8, device="cpu")  # np.asarray of a GPU tensor is a copy, not an export
     before = t.data_ptr()
     n = np.asarray(t)
     t[0] = 1.0
@@ -271,6 +271,7 @@ def test_torch_alias_and_copy():
     assert src[1].item() == 1 and alias[1].item() == -1
     with pytest.raises(BufferError, match="gradient"):
         ak.from_dlpack(torch.ones(2, requires_grad=True))
+
 
 
 def test_jax_roundtrip():
@@ -379,6 +380,32 @@ DEFAULT_DEVICE = textwrap.dedent("""
 """)
 
 
+KERNELS_OVER_HOST_DATA = textwrap.dedent("""
+    import jax, numpy as np
+    import arraykit as ak
+    d0, d1 = jax.devices("cpu")
+    jax.config.update("jax_default_device", d1)  # stands for a GPU default device
+    a = np.arange(6.0)
+    x = ak.from_numpy(a)  # a d0 tensor over NumPy memory, whatever the default
+    made = {
+        "x * 2": x * 2, "x[2] + 1": x[2] + 1, "x.sum()": x.sum(),
+        "asarray(d0)[1] * x[0]": ak.asarray(np.ones(3), device=d0)[1] * x[0],
+    }
+    x.add_(1)  # computed by a kernel over a private copy, stored by NumPy
+    for name, t in made.items():
+        assert t.device == d0 and t.untyped_storage().buffer.devices() == {d0}, name
+    assert a.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert (x * 2 + ak.ones(6, device=d0)).tolist() == [3.0, 5.0, 7.0, 9.0, 11.0, 13.0]
+    # from_dlpack without a device keeps the producer's (the array API): a host
+    # producer gives a CPU tensor, aliasing its memory
+    import torch
+    for producer in (np.arange(8.0), torch.arange(8.0)):
+        assert ak.from_dlpack(producer).device == d0
+    assert ak.asarray(torch.arange(8.0)).device == d0  # through from_dlpack
+    print("ok")
+""")
+
+
 def _run_with_two_cpus(script):
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
@@ -396,6 +423,13 @@ def test_two_cpu_devices_in_subprocess():
 
 def test_default_device_follows_jax_in_subprocess():
     _run_with_two_cpus(DEFAULT_DEVICE)
+
+
+def test_host_data_stays_on_the_cpu_with_another_default_device():
+    # kernels whose arguments are all host data (copies of NumPy memory, 0-d CPU views,
+    # cached scalars) ran on JAX's default device, with results claiming another;
+    # from_dlpack of a host producer went to the default device
+    _run_with_two_cpus(KERNELS_OVER_HOST_DATA)
 
 
 def _gpus():

@@ -251,9 +251,83 @@ print("ok")
 
 
 def test_data_parallel_step_over_a_mesh_matches_one_device():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    # eight CPU devices, also on a machine with a GPU (whose jax.devices() would be the GPU)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, "-c", SHARDED_STEP], env=env, capture_output=True,
                           text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
+
+
+SHARDED_MODULE_STEP = """
+import jax, numpy as np, pytest
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import arraykit as ak
+import arraykit.nn.functional as F
+mesh = Mesh(np.array(jax.devices()), ("data",))
+replicated, by_row = NamedSharding(mesh, P()), NamedSharding(mesh, P("data"))
+rng = np.random.default_rng(0)
+X = rng.normal(size=(64, 10)).astype(np.float32)
+Y = rng.integers(0, 3, 64)
+OPTIMIZERS = {
+    "sgd": lambda ps: ak.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
+    "adamw": lambda ps: ak.optim.AdamW(ps, lr=0.01),
+}
+
+def train(sharded, name):
+    ak.manual_seed(0)
+    model = ak.nn.Sequential(ak.nn.Linear(10, 16), ak.nn.ReLU(), ak.nn.Linear(16, 3))
+    if sharded:
+        assert model.to(replicated) is model
+    opt = OPTIMIZERS[name](model.parameters())
+    batch = by_row if sharded else None
+    x, y = ak.asarray(X, device=batch), ak.asarray(Y, device=batch)
+
+    @ak.jit
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    losses = [step(x, y).item() for _ in range(3)]
+    model[0].weight.numpy()  # a copy for a sharded parameter: its storage stays on the mesh
+    losses.append(step(x, y).item())
+    if not sharded:
+        return losses, [p.numpy() for p in model.parameters()], []
+    placed = [t.untyped_storage().buffer.sharding for t in model.parameters()]
+    placed += [s.untyped_storage().buffer.sharding for st in opt.state.values()
+               for s in st.values()]
+    return losses, [p.numpy() for p in model.parameters()], placed
+
+assert len(jax.devices()) == 8
+for name in OPTIMIZERS:
+    single, sharded = train(False, name), train(True, name)
+    np.testing.assert_allclose(sharded[0], single[0], rtol=1e-5)
+    for a, b in zip(sharded[1], single[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert len(sharded[2]) > 4  # parameters and optimizer state
+    for sharding in sharded[2]:
+        assert sharding.is_equivalent_to(replicated, 2), (name, sharding)
+
+model = ak.nn.Linear(10, 3)  # parameters left on one device
+x = ak.asarray(X, device=by_row)
+for run in (model, ak.jit(model)):
+    with pytest.raises(ValueError,
+                       match=r"model\\.to\\(NamedSharding\\(mesh, PartitionSpec\\(\\)\\)\\)"):
+        run(x)
+print("ok")
+"""
+
+
+def test_module_and_optimizer_step_over_a_mesh_match_one_device():
+    """Issue 17.3: model.to(sharding), SGD/AdamW state on the parameters' sharding, a
+    batch split over 8 devices: the single-device losses; unreplicated parameters raise
+    an error naming model.to."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    done = subprocess.run([sys.executable, "-c", SHARDED_MODULE_STEP], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("ok")
 

@@ -45,6 +45,29 @@ def close(got, want, dtype=None, scale=1.0):
     np.testing.assert_allclose(got.numpy(), want, rtol=t, atol=t * scale)
 
 
+def close_to_exact(got, exact, dtype, magnitude=None, terms=1):
+    """``got`` (a tensor of ``dtype``) within rounding error of ``exact`` (computed by
+    NumPy in float64/complex128).
+
+    A sum of ``terms`` rounded products is off by at most about ``terms`` units of the
+    dtype's resolution times the sum of the terms' absolute values, ``magnitude``
+    (``|exact|`` by default, right for sums of non-negative terms); the bound allows
+    ``2 * terms + 4`` such units, elementwise. Relative to the dtype, not absolute: a
+    float32 result computed in bfloat16 (or TF32) is off by thousands of units and fails.
+    """
+    exact = np.asarray(exact)
+    dtype = np.dtype(dtype)
+    assert got.shape == exact.shape, (got.shape, exact.shape)
+    assert got.dtype.np == dtype, (got.dtype, dtype)
+    if dtype.kind in "iu":
+        np.testing.assert_array_equal(got.numpy(), exact)
+        return
+    magnitude = np.abs(exact) if magnitude is None else np.broadcast_to(magnitude, exact.shape)
+    bound = (2 * terms + 4) * np.finfo(dtype).eps * magnitude
+    error = np.abs(wide(got.numpy()) - exact)
+    assert (error <= bound).all(), f"error {error.max()} above the bound {bound[error > bound].min()}"
+
+
 def hermitian(a):
     return np.swapaxes(a, -1, -2).conj()
 
@@ -104,18 +127,49 @@ def test_matmul(data, shapes, dt1, dt2):
         assert got.dtype.np == want.dtype
         np.testing.assert_array_equal(got.numpy(), want)
     else:
-        scale = float(np.abs(a1).max(initial=1)) * float(np.abs(a2).max(initial=1)) * 3
-        close(got, wide(a1) @ wide(a2), want.dtype, scale)
+        magnitude = np.matmul(np.abs(wide(a1)), np.abs(wide(a2)))
+        close_to_exact(got, wide(a1) @ wide(a2), want.dtype, magnitude, a1.shape[-1])
     assert ak.linalg.matmul is ak.matmul
 
 
-def test_matmul_float32_full_precision():
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((64, 64)).astype(np.float32)
-    b = rng.standard_normal((64, 64)).astype(np.float32)
-    got = ak.matmul(ak.asarray(a), ak.asarray(b)).numpy()
-    exact = a.astype(np.float64) @ b.astype(np.float64)
-    assert np.abs(got - exact).max() < 1e-4
+def _single(dtype, shape, seed):
+    """Seeded float32/complex64 values whose mantissas use every bit (not the small
+    round numbers hypothesis favours, which lower precisions represent exactly)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+# (name, arraykit call, float64 oracle, magnitude of the summed terms, number of terms)
+FULL_PRECISION_CASES = [
+    ("matmul", ak.matmul, np.matmul, lambda a, b: np.abs(a) @ np.abs(b), 48),
+    ("tensordot", lambda a, b: ak.tensordot(a, b, axes=1), lambda a, b: np.tensordot(a, b, axes=1),
+     lambda a, b: np.tensordot(np.abs(a), np.abs(b), axes=1), 48),
+    ("vecdot", ak.vecdot, np.vecdot, lambda a, b: np.vecdot(np.abs(a), np.abs(b)), 48),
+    ("trace", lambda a, b: LA.trace(a), lambda a, b: np.trace(a, axis1=-2, axis2=-1),
+     lambda a, b: np.trace(np.abs(a), axis1=-2, axis2=-1), 48),
+    ("outer", lambda a, b: LA.outer(a[0], b[0]), lambda a, b: np.outer(a[0], b[0]),
+     lambda a, b: np.abs(np.outer(a[0], b[0])), 1),
+    ("vector_norm", lambda a, b: LA.vector_norm(a, axis=-1), lambda a, b: np.linalg.vector_norm(a, axis=-1),
+     lambda a, b: np.linalg.vector_norm(a, axis=-1), 48),
+    ("vector_norm_3", lambda a, b: LA.vector_norm(a, axis=-1, ord=3),
+     lambda a, b: np.linalg.vector_norm(a, axis=-1, ord=3),
+     lambda a, b: np.linalg.vector_norm(a, axis=-1, ord=3), 48),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("case", FULL_PRECISION_CASES, ids=[c[0] for c in FULL_PRECISION_CASES])
+def test_single_precision_results_keep_full_resolution(case, dtype):
+    """float32/complex64 results within a few units of float32's resolution of the
+    float64 result: computing them in bfloat16 or TF32 fails."""
+    _, call, oracle, magnitude, terms = case
+    a, b = _single(dtype, (48, 48), 0), _single(dtype, (48, 48), 1)
+    got = call(ak.asarray(a, device="cpu"), ak.asarray(b, device="cpu"))
+    want_dtype = np.float32 if "norm" in case[0] else np.dtype(dtype)
+    close_to_exact(got, oracle(wide(a), wide(b)), want_dtype, magnitude(wide(a), wide(b)), terms)
 
 
 def test_matmul_errors():
@@ -149,8 +203,15 @@ def test_tensordot(data, case, dt):
     x2, a2 = data.draw(strided_pairs(dtype="float64", shape=s2, min_value=-4, max_value=4))
     got = ak.tensordot(x1, x2, axes=axes)
     want = np.tensordot(a1, a2, axes=axes)
-    close(got, np.tensordot(wide(a1), a2, axes=axes), want.dtype, 100)
+    magnitude = np.tensordot(np.abs(wide(a1)), np.abs(a2), axes=axes)
+    terms = max(a1.size, 1) // max(math.prod(want.shape[: a1.ndim - _contracted(axes)]), 1)
+    close_to_exact(got, np.tensordot(wide(a1), a2, axes=axes), want.dtype, magnitude, terms)
     assert ak.linalg.tensordot is ak.tensordot
+
+
+def _contracted(axes):
+    """How many dimensions a tensordot ``axes`` argument contracts."""
+    return axes if isinstance(axes, int) else len(axes[0])
 
 
 def test_tensordot_errors():
@@ -185,7 +246,8 @@ def test_vecdot(data, case, dt):
         assert got.dtype.np == want.dtype
         np.testing.assert_array_equal(got.numpy(), want)
     else:
-        close(got, np.vecdot(wide(a1), wide(a2), axis=axis), want.dtype, 1e4)
+        magnitude = np.vecdot(np.abs(wide(a1)), np.abs(wide(a2)), axis=axis)
+        close_to_exact(got, np.vecdot(wide(a1), wide(a2), axis=axis), want.dtype, magnitude, a1.shape[axis])
 
 
 def test_vecdot_conjugates_first_argument_and_checks_axis():
@@ -243,9 +305,9 @@ def test_trace(pair, offset, wide_dtype):
     else:
         want_dtype = {"i": np.int64, "u": np.uint64}.get(a.dtype.kind, a.dtype)
         got = LA.trace(x, offset=offset)
-    want = np.trace(a.astype(want_dtype), offset=offset, axis1=-2, axis2=-1)
-    assert got.dtype.np == np.dtype(want_dtype)
-    close(got, want.astype(want_dtype), want_dtype, 1e3)
+    exact = np.trace(wide(a) if a.dtype.kind in "fc" else a.astype(want_dtype), offset=offset, axis1=-2, axis2=-1)
+    magnitude = np.trace(np.abs(wide(a)), offset=offset, axis1=-2, axis2=-1)
+    close_to_exact(got, exact, want_dtype, magnitude, min(a.shape[-2:]))
 
 
 @SETTINGS
@@ -254,7 +316,8 @@ def test_outer(data, dt1, dt2):
     x1, a1 = data.draw(strided_pairs(dtype=dt1, shape=hnp.array_shapes(min_dims=1, max_dims=1, max_side=5), min_value=-9, max_value=9))
     x2, a2 = data.draw(strided_pairs(dtype=dt2, shape=hnp.array_shapes(min_dims=1, max_dims=1, max_side=5), min_value=-9, max_value=9))
     want = np.outer(a1, a2)
-    close(LA.outer(x1, x2), want, want.dtype, 1e3)
+    exact = np.outer(wide(a1), wide(a2)) if want.dtype.kind in "fc" else want
+    close_to_exact(LA.outer(x1, x2), exact, want.dtype)
     with pytest.raises(ValueError):
         LA.outer(x1, ak.asarray(np.ones((2, 2))))
 
@@ -274,7 +337,16 @@ def test_cross(data, case, dt):
         assert got.dtype.np == want.dtype
         np.testing.assert_array_equal(got.numpy(), want)
     else:
-        close(got, np.linalg.cross(wide(a1), a2, axis=axis), want.dtype, 1e5)
+        magnitude = _cross_magnitude(np.abs(wide(a1)), np.abs(wide(a2)), axis)
+        close_to_exact(got, np.linalg.cross(wide(a1), a2, axis=axis), want.dtype, magnitude, 2)
+
+
+def _cross_magnitude(a, b, axis):
+    """Per component of ``cross(a, b)``, the sum of the absolute values of its two products."""
+    a, b = np.broadcast_arrays(np.moveaxis(a, axis, -1), np.moveaxis(b, axis, -1))
+    parts = [a[..., (k + 1) % 3] * b[..., (k + 2) % 3] + a[..., (k + 2) % 3] * b[..., (k + 1) % 3]
+             for k in range(3)]
+    return np.moveaxis(np.stack(parts, axis=-1), -1, axis)
 
 
 def test_cross_needs_size_three():
@@ -523,7 +595,8 @@ def test_vector_norm(pair, ord, keepdims, data):
     got = LA.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
     with np.errstate(all="ignore"):
         want = np.linalg.vector_norm(wide(a), axis=axis, keepdims=keepdims, ord=ord)
-    close(got, want, real_of(a.dtype), 1e3)
+    terms = a.size // max(math.prod(np.linalg.vector_norm(a, axis=axis).shape), 1)
+    close_to_exact(got, want, real_of(a.dtype), terms=terms)
 
 
 def test_norm_argument_errors():

@@ -29,7 +29,7 @@ def settle():
 
 def test_allocations_are_counted_storage_by_storage():
     base, count = settle()
-    x = ak.zeros(1000, dtype=ak.float64)
+    x = ak.zeros(1000, dtype=ak.float64, device="cpu")
     assert ak.memory_allocated("cpu") == base + 8000
     assert ak.memory_stats("cpu")["num_storages"] == count + 1
     views = [x[10:], x.view(10, 100).t(), x[::3], x.expand(2, 1000)]
@@ -44,52 +44,52 @@ def test_peak_since_reset():
     base, _ = settle()
     ak.reset_peak_memory_stats("cpu")
     assert ak.max_memory_allocated("cpu") == base
-    big = ak.ones(250_000)  # 1 MB
-    small = ak.ones(1000)
+    big = ak.ones(250_000, device="cpu")  # 1 MB
+    small = ak.ones(1000, device="cpu")
     assert ak.max_memory_allocated("cpu") == base + 1_000_000 + 4000
     del big
     gc.collect()
     assert ak.memory_allocated("cpu") == base + 4000
     assert ak.max_memory_allocated("cpu") == base + 1_004_000  # the peak stays
-    ak.reset_peak_memory_stats()
-    assert ak.max_memory_allocated() == ak.memory_allocated() == base + 4000
-    stats = ak.memory_stats()
+    ak.reset_peak_memory_stats("cpu")
+    assert ak.max_memory_allocated("cpu") == ak.memory_allocated("cpu") == base + 4000
+    stats = ak.memory_stats("cpu")
     assert stats["peak_bytes_in_use"] == stats["bytes_in_use"] == stats["storage_bytes"]
     del small
 
 
 def test_temporaries_raise_the_peak_only_while_alive():
-    x = ak.ones(100_000)  # 400 kB
+    x = ak.ones(100_000, device="cpu")  # 400 kB
     settle()
-    ak.reset_peak_memory_stats()
-    before = ak.memory_allocated()
+    ak.reset_peak_memory_stats("cpu")
+    before = ak.memory_allocated("cpu")
     y = ((x * 2) + 1).sum()  # (x*2) lives until the add has run, then goes
-    assert ak.memory_allocated() == before + 4  # only y remains
-    assert ak.max_memory_allocated() >= before + 800_000  # x*2 and (x*2)+1 at once
+    assert ak.memory_allocated("cpu") == before + 4  # only y remains
+    assert ak.max_memory_allocated("cpu") >= before + 800_000  # x*2 and (x*2)+1 at once
     del y
 
 
 def test_numpy_memory_counts_and_traced_values_do_not():
     base, count = settle()
     a = np.zeros((100, 10))
-    x = ak.from_numpy(a)
-    assert ak.memory_allocated() == base + a.nbytes
+    x = ak.from_numpy(a)  # a CPU tensor, whatever the default device
+    assert ak.memory_allocated("cpu") == base + a.nbytes
     x.numpy()  # already NumPy memory: nothing moves
-    assert ak.memory_allocated() == base + a.nbytes
+    assert ak.memory_allocated("cpu") == base + a.nbytes
     jax.jit(lambda t: (t * 2).sum())(x)  # traced storages hold no memory
     gc.collect()
-    assert ak.memory_allocated() == base + a.nbytes
+    assert ak.memory_allocated("cpu") == base + a.nbytes
     del x
     assert settle() == (base, count)
 
 
 def test_accounting_is_exact_across_threads():
     base, count = settle()
-    ak.reset_peak_memory_stats()
+    ak.reset_peak_memory_stats("cpu")
 
     def work():
         for _ in range(300):
-            t = ak.zeros(16) + 1
+            t = ak.zeros(16, device="cpu") + 1
             del t
 
     threads = [threading.Thread(target=work) for _ in range(4)]
@@ -98,7 +98,7 @@ def test_accounting_is_exact_across_threads():
     for th in threads:
         th.join()
     assert settle() == (base, count)
-    assert base + 128 <= ak.max_memory_allocated() <= base + 4 * 3 * 64 + 4096
+    assert base + 128 <= ak.max_memory_allocated("cpu") <= base + 4 * 3 * 64 + 4096
 
 
 def test_device_arguments():
@@ -110,7 +110,7 @@ def test_device_arguments():
 
 
 def test_pin_memory_without_a_gpu():
-    x = ak.arange(6.0)
+    x = ak.arange(6.0, device="cpu")
     assert x.is_pinned() is False
     if GPU:
         return
@@ -139,7 +139,7 @@ def test_gpu_statistics_come_from_jax():
 
 @needs_gpu
 def test_pinned_memory_round_trip():
-    x = ak.arange(12.0).reshape(3, 4).t()
+    x = ak.arange(12.0, device="cpu").reshape(3, 4).t()  # only CPU tensors are pinned
     p = x.pin_memory()
     assert p.is_pinned() and not x.is_pinned() and p.pin_memory() is p
     assert p.tolist() == x.tolist()

@@ -223,7 +223,10 @@ def _scheduler_pair(name, kwargs, epochs=12):
 
 @pytest.mark.parametrize("name, kwargs", [("StepLR", dict(step_size=3, gamma=0.5)),
                                           ("CosineAnnealingLR", dict(T_max=5, eta_min=0.01)),
-                                          ("CosineAnnealingLR", dict(T_max=4))])
+                                          ("CosineAnnealingLR", dict(T_max=4)),
+                                          ("LinearLR", dict(start_factor=0.1, total_iters=4)),
+                                          ("LinearLR", dict(start_factor=0.5, end_factor=0.2)),
+                                          ("LambdaLR", dict(lr_lambda=lambda e: 0.9 ** e + e % 3))])
 def test_schedulers_match_torch(name, kwargs):
     sched, tsched, history = _scheduler_pair(name, kwargs)
     for ours, theirs in history:
@@ -232,6 +235,125 @@ def test_schedulers_match_torch(name, kwargs):
     assert set(sd) >= {"last_epoch", "base_lrs", "_last_lr"} and sd["last_epoch"] == tsched.last_epoch
     sched.load_state_dict(dict(sd, last_epoch=0))
     assert sched.last_epoch == 0
+
+
+def _warmup_cosine(lib, opt, warmup, total):
+    sched = lib.optim.lr_scheduler
+    return sched.SequentialLR(opt, [
+        sched.LinearLR(opt, start_factor=0.01, total_iters=warmup),
+        sched.CosineAnnealingLR(opt, T_max=total - warmup, eta_min=0.001),
+    ], milestones=[warmup])
+
+
+def _torch_and_ours(make, epochs):
+    ours, theirs, _ = _setup()
+    opt = ak.optim.AdamW([{"params": ours[:1]}, {"params": ours[1:], "lr": 0.5, "weight_decay": 0}], lr=0.1)
+    topt = torch.optim.AdamW([{"params": theirs[:1]}, {"params": theirs[1:], "lr": 0.5, "weight_decay": 0}],
+                             lr=0.1)
+    sched, tsched = make(ak, opt), make(torch, topt)
+    history = [(sched.get_last_lr(), tsched.get_last_lr())]
+    for _ in range(epochs):
+        opt.step()
+        topt.step()
+        sched.step()
+        tsched.step()
+        history.append((sched.get_last_lr(), tsched.get_last_lr()))
+        assert [g["lr"] for g in opt.param_groups] == sched.get_last_lr()
+    return sched, tsched, history, (opt, topt)
+
+
+def test_sequential_warmup_then_cosine_matches_torch():
+    sched, tsched, history, (opt, topt) = _torch_and_ours(lambda lib, o: _warmup_cosine(lib, o, 4, 12), 15)
+    for ours, theirs in history:
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+    assert history[0][0] == pytest.approx([0.001, 0.005])  # warm-up starts at 1 %
+    sd = sched.state_dict()
+    assert len(sd["_schedulers"]) == 2 and sd["last_epoch"] == tsched.last_epoch
+    # a fresh optimizer and scheduler loaded from their states continue with the same rates
+    resumed, tresumed, _, (ropt, tropt) = _torch_and_ours(lambda lib, o: _warmup_cosine(lib, o, 4, 12), 0)
+    ropt.load_state_dict(opt.state_dict())
+    tropt.load_state_dict(topt.state_dict())
+    resumed.load_state_dict(sd)
+    tresumed.load_state_dict(tsched.state_dict())
+    for _ in range(3):
+        sched.step()
+        resumed.step()
+        tresumed.step()
+        assert resumed.get_last_lr() == sched.get_last_lr()
+        np.testing.assert_allclose(resumed.get_last_lr(), tresumed.get_last_lr(), rtol=1e-12)
+
+
+def test_adamw_weight_decay_groups_match_torch():
+    ours, theirs, grads = _setup()
+    groups = [dict(weight_decay=0.1, lr=0.05, betas=(0.9, 0.95)), dict(weight_decay=0.0)]
+    opt = ak.optim.AdamW([dict(g, params=ps) for g, ps in zip(groups, (ours[:1], ours[1:]))], lr=0.1)
+    topt = torch.optim.AdamW([dict(g, params=ps) for g, ps in zip(groups, (theirs[:1], theirs[1:]))], lr=0.1)
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    assert opt.param_groups[1]["betas"] == (0.9, 0.999) and opt.param_groups[1]["lr"] == 0.1
+    for step_grads in grads:
+        _set_grads(ours, theirs, step_grads)
+        opt.step()
+        topt.step()
+        _assert_same(ours, theirs, 1e-12)
+
+
+def test_lambda_lr_saves_callable_objects_only():
+    class Factor:
+        def __init__(self):
+            self.scale = 2.0
+
+        def __call__(self, epoch):
+            return self.scale * epoch
+
+    ours, _, _ = _setup()
+    opt = ak.optim.SGD([{"params": ours[:1]}, {"params": ours[1:]}], lr=0.1)
+    factor = Factor()
+    sched = ak.optim.lr_scheduler.LambdaLR(opt, [factor, lambda e: 1.0])
+    sd = sched.state_dict()
+    assert sd["lr_lambdas"] == [{"scale": 2.0}, None]
+    factor.scale = 5.0
+    sched.load_state_dict(sd)
+    assert factor.scale == 2.0
+    with pytest.raises(ValueError, match="Expected 2 lr_lambdas"):
+        ak.optim.lr_scheduler.LambdaLR(opt, [factor])
+
+
+def test_scheduler_step_inside_jit_raises():
+    ours, _, _ = _setup()
+    opt = ak.optim.SGD(ours, lr=0.1)
+    sched = ak.optim.lr_scheduler.LinearLR(opt, total_iters=3)
+
+    @ak.jit
+    def step(x):
+        sched.step()
+        return x + 1
+
+    with pytest.raises(RuntimeError, match="inside an arraykit.jit trace"):
+        step(ak.ones(3))
+
+
+def test_warmup_cosine_reaches_a_jitted_adamw_step_without_recompiling():
+    """The scheduler steps between calls; the compiled AdamW step follows every rate."""
+    ours, theirs, grads = _setup(np.float32)
+    opt = ak.optim.AdamW(ours, lr=0.1)
+    topt = torch.optim.AdamW(theirs, lr=0.1)
+    sched, tsched = _warmup_cosine(ak, opt, 2, 5), _warmup_cosine(torch, topt, 2, 5)
+
+    @ak.jit
+    def step(*gs):
+        for p, g in zip(ours, gs):
+            p.grad = g
+        opt.step()
+
+    for step_grads in grads:
+        step(*[ak.asarray(g) for g in step_grads])
+        for t, g in zip(theirs, step_grads):
+            t.grad = torch.tensor(g)
+        topt.step()
+        sched.step()
+        tsched.step()
+        _assert_same(ours, theirs, 1e-5)
+    assert step.compile_count <= 2  # the first call creates the optimizer state
 
 
 def test_scheduler_changes_lr_without_recompiling():

@@ -31,7 +31,7 @@ def pair(a):
 def values(t):
     """Host values of a torch or arraykit tensor (bfloat16 widened to float32)."""
     if isinstance(t, torch.Tensor):
-        t = t.detach()
+        t = t.detach().resolve_conj()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
     return np.asarray(t.numpy(), np.float32 if t.dtype is ak.bfloat16 else None)
 
@@ -455,7 +455,7 @@ def test_conversions(name):
 
 
 def test_conversions_return_self_when_nothing_changes():
-    x = ak.asarray(A)
+    x = ak.asarray(A, device="cpu")
     assert x.float() is x and x.to(ak.float32) is x and x.to("cpu") is x and x.cpu() is x
     assert x.to(x) is x and x.type(ak.float32) is x
     assert x.to(ak.float32, copy=True) is not x
@@ -493,7 +493,8 @@ def test_type_names_and_properties():
 
 def test_devices():
     cpu = jax_cpu()
-    assert ak.device("cpu") == cpu == ak.zeros(1).device
+    assert ak.device("cpu") == cpu == ak.zeros(1, device="cpu").device
+    assert ak.zeros(1).device == ak.__array_namespace_info__().default_device()
     assert ak.device("cpu", 0) == cpu and ak.device(cpu) is cpu
     assert ak.zeros(2, device=ak.device("cpu")).device == cpu
     with pytest.raises(ValueError, match="unknown device"):
@@ -831,3 +832,214 @@ def test_index_checks_hold_against_racing_writes():
     finally:
         sys.setswitchinterval(interval)
     assert ok
+
+
+# ------------------------------------------------------ PyTorch's keyword names (issue 17)
+
+from torch_keyword_audit import gaps  # noqa: E402  (tests/ is on the path under pytest)
+
+
+def test_every_shared_function_and_method_takes_torchs_keywords():
+    """The audit (tests/torch_keyword_audit.py) compares signatures with torch's: every
+    one of dim/keepdim/diagonal/input/other/dtype/out that torch takes, arraykit takes."""
+    missing, _ = gaps()
+    assert missing == {}
+
+
+def _shared_elementwise(arity):
+    """Names of arraykit's element-wise functions of ``arity`` operands that torch has."""
+    from arraykit.api import elementwise
+
+    names = []
+    for name in elementwise.__all__:
+        fn = getattr(torch, name, None)
+        if fn is None or name in ("clip", "equal", "round"):
+            continue
+        binary = "x2" in __import__("inspect").signature(getattr(ak, name)).parameters
+        if binary == (arity == 2):
+            names.append(name)
+    return names
+
+
+UNARY_TORCH = _shared_elementwise(1)
+BINARY_TORCH = [n for n in _shared_elementwise(2) if n != "pow"]  # torch.pow's is exponent=
+INTEGER_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                "bitwise_right_shift", "bitwise_invert"}
+
+
+COMPLEX_PARTS = {"real", "imag", "conj"}  # (torch.imag refuses real tensors)
+
+
+def _operand(name, a):
+    if name in COMPLEX_PARTS:
+        return np.clip(a, -0.9, 0.9) + 1j * a[::-1]
+    return np.abs(I) if name in INTEGER_ONLY else np.clip(a, -0.9, 0.9)
+
+
+@pytest.mark.parametrize("name", UNARY_TORCH)
+def test_unary_functions_take_input_and_out(name):
+    data = _operand(name, A)
+    t, x = pair(data)
+    want = getattr(torch, name)(input=t)
+    same(getattr(ak, name)(input=x), want, rtol=1e-5)
+    out = ak.empty(x.shape, dtype=getattr(ak, name)(x).dtype)
+    assert getattr(ak, name)(x, out=out) is out
+    same(out, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", BINARY_TORCH)
+def test_binary_functions_take_input_other_and_out(name):
+    left, right = _operand(name, A), _operand(name, B)
+    if name in ("bitwise_left_shift", "bitwise_right_shift"):
+        right = right % 3
+    (t, x), (u, y) = pair(left), pair(right)
+    want = getattr(torch, name)(input=t, other=u)
+    same(getattr(ak, name)(input=x, other=y), want, rtol=1e-5)
+    same(getattr(ak, name)(x, other=y), want, rtol=1e-5)
+    out = ak.empty(0, dtype=getattr(ak, name)(x, y).dtype)  # empty: resized, as torch does
+    assert getattr(ak, name)(x, y, out=out) is out
+    same(out, want, rtol=1e-5)
+
+
+TORCH_KEYWORD_CASES = {
+    "sum dim keepdim": lambda lib, t: lib.sum(t, dim=1, keepdim=True),
+    "sum input dim list": lambda lib, t: lib.sum(input=t, dim=[0, 1]),
+    "prod dim dtype": lambda lib, t: lib.prod(t, dim=0, dtype=lib.float64),
+    "mean dim": lambda lib, t: lib.mean(t, dim=0, keepdim=True),
+    "mean dtype": lambda lib, t: lib.mean(t, dtype=lib.float64),
+    "max dim": lambda lib, t: lib.max(t, dim=1),
+    "min dim keepdim": lambda lib, t: lib.min(t, dim=0, keepdim=True),
+    "max input": lambda lib, t: lib.max(input=t),
+    "std dim": lambda lib, t: lib.std(t, dim=1),
+    "var dim keepdim": lambda lib, t: lib.var(t, dim=0, keepdim=True),
+    "all dim": lambda lib, t: lib.all(t > 0, dim=1),
+    "any dim keepdim": lambda lib, t: lib.any(t > 0, dim=0, keepdim=True),
+    "argmax dim": lambda lib, t: lib.argmax(t, dim=1),
+    "argmin dim keepdim": lambda lib, t: lib.argmin(t, dim=1, keepdim=True),
+    "argmin input": lambda lib, t: lib.argmin(input=t),
+    "count_nonzero dim": lambda lib, t: lib.count_nonzero(t, dim=0),
+    "sort dim": lambda lib, t: lib.sort(t, dim=0),
+    "sort descending": lambda lib, t: lib.sort(input=t, descending=True),
+    "argsort dim": lambda lib, t: lib.argsort(t, dim=0),
+    "triu diagonal": lambda lib, t: lib.triu(t, diagonal=1),
+    "tril diagonal negative": lambda lib, t: lib.tril(t, diagonal=-1),
+    "tril positional diagonal": lambda lib, t: lib.tril(t, 1),
+    "triu input": lambda lib, t: lib.triu(input=t),
+    "take flat": lambda lib, t: lib.take(input=t, index=lib.tensor([[0, 5], [-1, 2]])),
+    "concat dim": lambda lib, t: lib.concat([t, t], dim=1),
+    "stack dim": lambda lib, t: lib.stack([t, t], dim=2),
+    "squeeze dim": lambda lib, t: lib.squeeze(t.reshape(2, 1, 3), dim=1),
+    "squeeze dim not one": lambda lib, t: lib.squeeze(t, dim=0),
+    "squeeze all": lambda lib, t: lib.squeeze(input=t.reshape(1, 2, 1, 3)),
+    "flip dims": lambda lib, t: lib.flip(input=t, dims=(1,)),
+    "roll shifts dims": lambda lib, t: lib.roll(t, shifts=1, dims=1),
+    "tile dims": lambda lib, t: lib.tile(input=t, dims=(2, 1)),
+    "reshape input": lambda lib, t: lib.reshape(input=t, shape=(3, 2)),
+    "broadcast_to size": lambda lib, t: lib.broadcast_to(input=t, size=(2, 2, 3)),
+    "moveaxis input": lambda lib, t: lib.moveaxis(input=t, source=0, destination=1),
+    "gather keywords": lambda lib, t: lib.gather(input=t, dim=1,
+                                                 index=lib.tensor([[0, 0], [2, 1]])),
+    "index_select keywords": lambda lib, t: lib.index_select(t, dim=1, index=lib.tensor([2, 0])),
+    "scatter keywords": lambda lib, t: lib.scatter(t, dim=0, index=lib.tensor([[1, 0, 1]]),
+                                                   src=t[:1] * 10),
+    "scatter_add keywords": lambda lib, t: lib.scatter_add(input=t, dim=1,
+                                                           index=lib.tensor([[0, 0], [1, 1]]),
+                                                           src=t[:, :2]),
+    "index_add keywords": lambda lib, t: lib.index_add(t, dim=0, index=lib.tensor([1]),
+                                                       source=t[:1], alpha=2),
+    "index_copy keywords": lambda lib, t: lib.index_copy(input=t, dim=1, index=lib.tensor([0]),
+                                                         source=t[:, 2:]),
+    "masked_select input": lambda lib, t: lib.masked_select(input=t, mask=t > 0),
+    "nonzero input": lambda lib, t: lib.nonzero(input=t > 0),
+    "where input other": lambda lib, t: lib.where(t > 0, input=t, other=-t),
+    "searchsorted input right": lambda lib, t: lib.searchsorted(
+        lib.tensor([0.0, 1.0, 2.0, 3.0]), input=t, right=True),
+    "diff dim": lambda lib, t: lib.diff(input=t, dim=0),
+    "matmul input other": lambda lib, t: lib.matmul(input=t, other=t.T),
+    "tensordot dims": lambda lib, t: lib.tensordot(t, t.T, dims=1),
+    "zeros_like input": lambda lib, t: lib.zeros_like(input=t),
+    "ones_like input": lambda lib, t: lib.ones_like(input=t, dtype=lib.float64),
+    "full_like input": lambda lib, t: lib.full_like(input=t, fill_value=2.5),
+    "linspace steps": lambda lib, t: lib.linspace(0, 1, steps=5),
+    "method take": lambda lib, t: t.T.take(lib.tensor([[1, 4]])),
+    "method triu diagonal": lambda lib, t: t.triu(diagonal=1),
+}
+
+
+@pytest.mark.parametrize("name", TORCH_KEYWORD_CASES)
+def test_torch_keywords_give_torchs_results(name):
+    got, want, _, _ = run_both(TORCH_KEYWORD_CASES[name])
+    same(got, want, rtol=1e-5)
+
+
+OUT_CASES = {
+    "sum": lambda lib, t, o: lib.sum(t, dim=0, out=o),
+    "mean": lambda lib, t, o: lib.mean(t, dim=1, out=o),
+    "max values indices": lambda lib, t, o: lib.max(t, dim=1, out=o),
+    "sort": lambda lib, t, o: lib.sort(t, dim=1, out=o),
+    "triu": lambda lib, t, o: lib.triu(t, diagonal=1, out=o),
+    "clip": lambda lib, t, o: lib.clip(t, -1.0, 1.0, out=o),
+    "concat": lambda lib, t, o: lib.concat([t, t], out=o),
+    "stack": lambda lib, t, o: lib.stack([t, t], out=o),
+    "matmul": lambda lib, t, o: lib.matmul(t, t.T, out=o),
+    "where": lambda lib, t, o: lib.where(t > 0, t, -t, out=o),
+    "gather": lambda lib, t, o: lib.gather(t, 1, lib.tensor([[0], [2]]), out=o),
+    "zeros": lambda lib, t, o: lib.zeros(2, 2, out=o),
+    "arange": lambda lib, t, o: lib.arange(4, out=o),
+}
+
+
+def _empty_outs(result):
+    """Empty tensors (resized by the call) standing for ``result``'s fields."""
+    if isinstance(result, tuple):
+        return tuple(_empty_outs(r) for r in result)
+    return ak.empty(0, dtype=result.dtype)
+
+
+@pytest.mark.parametrize("name", OUT_CASES)
+def test_out_writes_into_the_given_tensor(name):
+    case = OUT_CASES[name]
+    t, x = pair(A)
+    want = case(torch, t, None)
+    outs = _empty_outs(case(ak, x, None))
+    got = case(ak, x, outs)
+    same(got, want, rtol=1e-5)
+    for given, returned in zip(outs if isinstance(outs, tuple) else (outs,),
+                               got if isinstance(got, tuple) else (got,)):
+        assert returned is given
+
+
+def test_out_of_the_wrong_shape_or_a_lossy_dtype_raises():
+    x = ak.asarray(A)
+    with pytest.raises(RuntimeError,
+                       match=r"out= has shape \(3,\) but the result has shape \(2, 3\)"):
+        ak.exp(x, out=ak.empty(3))
+    with pytest.raises(TypeError, match="dtype arraykit.float32 cannot be written into out= "
+                                        "of dtype arraykit.int64"):
+        ak.add(x, x, out=ak.empty((2, 3), dtype=ak.int64))
+    wide = ak.empty((2, 3), dtype=ak.float64)  # a lossless widening, as torch allows
+    ak.add(x, x, out=wide)
+    np.testing.assert_allclose(wide.numpy(), 2 * A)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: ak.sum(x, axis=0, dim=1), "sum() got both axis=0 and PyTorch's dim="),
+    (lambda x: ak.triu(x, 1, k=1), "triu() got both k=1 and PyTorch's diagonal="),
+    (lambda x: ak.add(x, x, input=x), "add() got both a positional x1 and PyTorch's input="),
+    (lambda x: ak.add(x, x, x), "add() got both a positional x1 and PyTorch's input="),
+    (lambda x: ak.exp(x, input=x), "exp() got both a positional x and PyTorch's input="),
+    (lambda x: ak.sum(x, keepdims=True, keepdim=True), "keepdims=True and PyTorch's keepdim="),
+    (lambda x: ak.concat([x], axis=1, dim=1), "concat() got both axis=1 and PyTorch's dim="),
+    (lambda x: ak.sort(x, axis=0, dim=0), "sort() got both axis=0 and PyTorch's dim="),
+])
+def test_both_spellings_of_one_parameter_raise(call, message):
+    with pytest.raises(TypeError, match=__import__("re").escape(message)):
+        call(ak.asarray(A))
+
+
+def test_creation_out_takes_the_dtype_of_out():
+    out = ak.empty((2, 3), dtype=ak.float64)
+    assert ak.ones(2, 3, out=out) is out
+    assert out.dtype is ak.float64 and out.numpy().tolist() == [[1.0] * 3] * 2
+    drawn = ak.empty(0, dtype=ak.int64)
+    assert ak.randperm(5, out=drawn) is drawn and sorted(drawn.tolist()) == [0, 1, 2, 3, 4]

@@ -71,13 +71,29 @@ def _program(t):
     cols[1] = cols[0] * 2
     diag.mul_(-1.0)
     t[1:] += t[:-1]  # overlapping source and target
-    t[t.numpy() > 100 if not isinstance(t.untyped_storage().buffer, jax.core.Tracer) else np.zeros(t.shape, bool)] = 0.0
+    t[t > 100] = 0.0
     t.clamp_(-50.0, 60.0)
     return t, rows, diag
 
 
+def _np_program(a):
+    """:func:`_program` in NumPy."""
+    rows, cols = a[1:], a.T
+    diag = a[:, :3].diagonal()  # read-only in NumPy: written through ``a`` below
+    rows[:, ::2] += 1.0
+    cols[1] = cols[0] * 2
+    a[np.arange(3), np.arange(3)] *= -1.0
+    a[1:] += a[:-1].copy()
+    a[a > 100] = 0.0
+    np.clip(a, -50.0, 60.0, out=a)
+    return a, rows, diag
+
+
 def test_views_and_writes_inside_jit_match_eager():
-    init = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    # values the masked write (> 100) and both bounds of the clamp change
+    init = (np.arange(16.0, dtype=np.float32) * 9 - 40).reshape(4, 4)
+    want = _np_program(init.copy())
+    assert (want[0] == 0).any() and (want[0] == 60).any() and (want[0] == -50).any()
     eager = _program(ak.asarray(init))
     base = ak.asarray(init)
     leaves, treedef = jax.tree_util.tree_flatten(base)
@@ -86,8 +102,9 @@ def test_views_and_writes_inside_jit_match_eager():
         return [_values(v) for v in _program(jax.tree_util.tree_unflatten(treedef, [buf]))]
 
     got = jax.jit(traced)(leaves[0])
-    for g, e in zip(got, eager):
-        np.testing.assert_array_equal(np.asarray(g), e.numpy())
+    for g, e, w in zip(got, eager, want):
+        np.testing.assert_array_equal(e.numpy(), w)
+        np.testing.assert_array_equal(np.asarray(g), w)
     np.testing.assert_array_equal(base.numpy(), init)  # the traced program did not touch the input
 
 
@@ -181,7 +198,7 @@ def test_export_keeps_its_snapshot_after_writes():
     storage = x.untyped_storage()
     exported = np.asarray(x)  # zero-copy export of the live buffer
     snapshot = x.tolist()  # (x.numpy() would move the storage into shared NumPy memory)
-    assert storage.shared
+    assert storage.exported
     x[2] = -1.0  # must not donate (or overwrite) the exported buffer
     x.add_(1.0)
     np.testing.assert_array_equal(exported, np.arange(8.0))
@@ -190,16 +207,97 @@ def test_export_keeps_its_snapshot_after_writes():
     expected[2] = 0.0
     np.testing.assert_array_equal(x.tolist(), expected)
     # the first write after an export copied; the buffer is private again
-    assert not storage.shared
+    assert not storage.exported
     ptr = x.data_ptr()
     x[3] = 5.0
     assert x.data_ptr() == ptr
 
 
+def _write_in_place(x, index):
+    """Whether ``x[index] = 1.0`` updated the buffer in place (donated: same address)."""
+    ptr = x.data_ptr()
+    x[index] = 1.0
+    return x.data_ptr() == ptr
+
+
+def _np_export(x):
+    return np.asarray(x)
+
+
+def _dlpack_export(x):
+    return np.from_dlpack(x)
+
+
+def _jax_call(x):
+    return jax.jit(lambda t: t)(x)
+
+
+_EXPORTS = {
+    "tree_leaves": jax.tree_util.tree_leaves,
+    "block_until_ready": jax.block_until_ready,
+    "jax_jit_argument": _jax_call,
+    "np_asarray": _np_export,
+    "dlpack": _dlpack_export,
+}
+
+
+@pytest.mark.parametrize("export", list(_EXPORTS.values()), ids=list(_EXPORTS))
+def test_write_after_a_dead_export_donates(export):
+    """Issue 17.4: once an export is gone, the next write is O(write) again."""
+    x = ak.zeros(1 << 20, device="cpu")
+    x[3] = 2.0  # warm the kernels
+    export(x)  # the result dies at once
+    storage = x.untyped_storage()
+    assert _write_in_place(x, 5)
+    assert not storage.exported
+    assert x[5].item() == 1.0 and x[3].item() == 2.0
+
+
+_LIVE_EXPORTS = ("tree_leaves", "np_asarray", "dlpack")  # (block_until_ready returns x itself)
+
+
+@pytest.mark.parametrize("export", [_EXPORTS[k] for k in _LIVE_EXPORTS], ids=_LIVE_EXPORTS)
+def test_write_during_a_live_export_copies_and_keeps_its_snapshot(export):
+    x = ak.zeros(1 << 20, device="cpu")
+    x[3] = 2.0
+    held = export(x)
+    assert not _write_in_place(x, 5)  # donating would change what ``held`` reads
+    np.testing.assert_array_equal(np.asarray(jax.tree_util.tree_leaves(held)[0])[3:6], [2, 0, 0])
+    assert x[5].item() == 1.0
+    del held
+    assert _write_in_place(x, 6)
+
+
+def test_jax_array_wrapped_by_asarray_is_donated_once_the_caller_drops_it():
+    x = ak.asarray(jnp.zeros(1 << 20), device="cpu")
+    assert _write_in_place(x, 0)
+    buf = jnp.zeros(1 << 20)
+    y = ak.asarray(buf, device="cpu")
+    assert not _write_in_place(y, 0)
+    np.testing.assert_array_equal(np.asarray(buf[:2]), [0, 0])
+
+
+def test_arraykit_jit_write_after_a_dead_export_donates():
+    """arraykit.jit's write-back follows the same rule as eager writes."""
+    @ak.jit
+    def bump(t):
+        t[5] += 1.0
+
+    x = ak.zeros(1 << 20, device="cpu")
+    bump(x)
+    jax.tree_util.tree_leaves(x)
+    ptr = x.data_ptr()
+    bump(x)
+    assert x.data_ptr() == ptr
+    held = jax.tree_util.tree_leaves(x)[0]
+    bump(x)
+    assert x.data_ptr() != ptr and float(held[5]) == 2.0 and x[5].item() == 3.0
+
+
 def test_export_of_a_view_keeps_the_storage_private():
     x = ak.zeros((64, 64))
     view_values = np.asarray(x[::2, 1])
-    assert not x.untyped_storage().shared  # a strided view exports a copy
+    assert not x.untyped_storage().exported  # a strided view exports a copy
     x[::2, 1] = 7.0
     np.testing.assert_array_equal(view_values, 0.0)
 
@@ -235,7 +333,7 @@ def test_numpy_copy_does_not_mark_the_storage_shared():
     x.numpy()
     x[1:].numpy()
     x[:3].tolist()
-    assert not x.untyped_storage().shared
+    assert not x.untyped_storage().exported
     ptr = x.data_ptr()
     x[5] = 2.0
     assert x.data_ptr() == ptr

@@ -840,3 +840,47 @@ def test_overlapping_source_and_target(name, op, np_op, traced):
         op(x)
         got = x.numpy()
     np.testing.assert_array_equal(got, expected)
+
+
+
+# writes through views with negative strides on several dimensions (every flipped
+# dimension must be reversed, not only the first), eager and inside arraykit.jit:
+# (name, the view in arraykit, the same view in NumPy, the write)
+MULTI_FLIP_VIEWS = [
+    ("x.flip((0, 1))", lambda x: x.flip((0, 1)), lambda a: a[::-1, ::-1]),
+    ("x[::-1, ::-2]", lambda x: x[::-1, ::-2], lambda a: a[::-1, ::-2]),
+    ("x[::-1, :, ::-1]", lambda x: x[::-1, :, ::-1], lambda a: a[::-1, :, ::-1]),
+    ("x.flip((0, 1, 2))[1:]", lambda x: x.flip((0, 1, 2))[1:], lambda a: a[::-1, ::-1, ::-1][1:]),
+    ("x[::-2, ::-1, 1]", lambda x: x[::-2, ::-1, 1], lambda a: a[::-2, ::-1, 1]),
+    ("x.flip((1, 2)).permute(2, 0, 1)", lambda x: x.flip((1, 2)).permute(2, 0, 1),
+     lambda a: a[:, ::-1, ::-1].transpose(2, 0, 1)),
+    ("x[::-1, 1::2, ::-1]", lambda x: x[::-1, 1::2, ::-1], lambda a: a[::-1, 1::2, ::-1]),
+]
+MULTI_FLIP_WRITES = {
+    "= v": (lambda view, v: view.__setitem__(Ellipsis, v), lambda view, v: view.__setitem__(Ellipsis, v)),
+    "+= v": (lambda view, v: view.add_(v), lambda view, v: view.__iadd__(v)),
+    "copy_(v)": (lambda view, v: view.copy_(v), lambda view, v: view.__setitem__(Ellipsis, v)),
+}
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+@pytest.mark.parametrize("op", list(MULTI_FLIP_WRITES))
+@pytest.mark.parametrize("case", MULTI_FLIP_VIEWS, ids=[c[0] for c in MULTI_FLIP_VIEWS])
+def test_writes_through_several_negative_strides_match_numpy(case, op, mode):
+    _, view, np_view = case
+    write, np_write = MULTI_FLIP_WRITES[op]
+    init = np.arange(60.0, dtype=np.float32).reshape(4, 5, 3)
+    a = init.copy()
+    shape = np_view(a).shape
+    values = (1000 + 7 * np.arange(math.prod(shape), dtype=np.float32)).reshape(shape)
+    np_write(np_view(a), values)
+    x = ak.asarray(init, device="cpu")
+    aliases = [x.flip(0), x[:, ::-1], x.permute(2, 1, 0), x[1:, 2]]
+
+    def program(t, v):
+        write(view(t), v)
+
+    (program if mode == "eager" else ak.jit(program))(x, ak.asarray(values, device="cpu"))
+    np.testing.assert_array_equal(x.numpy(), a)
+    for alias, want in zip(aliases, [a[::-1], a[:, ::-1], a.transpose(2, 1, 0), a[1:, 2]]):
+        np.testing.assert_array_equal(alias.numpy(), want)

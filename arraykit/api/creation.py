@@ -9,9 +9,9 @@ Copy semantics of :func:`asarray` and :func:`from_dlpack`:
 
 * an arraykit tensor is returned as is unless a copy or conversion is needed;
 * a JAX array is wrapped without a copy when its dtype and device already match
-  and ``copy`` is not true (JAX arrays are immutable; the array is marked shared,
-  so a later write to the tensor copies instead of donating it); otherwise it is
-  copied once;
+  and ``copy`` is not true (JAX arrays are immutable; the array is marked exported,
+  so a write to the tensor while the caller still holds the array copies instead of
+  donating it); otherwise it is copied once;
 * host data (NumPy arrays, buffers, sequences) is copied with ``copy=None`` because
   the tensor may be written while the host array is still in use; ``copy=False``
   aliases the host memory when JAX can (64-byte-aligned CPU memory) and raises
@@ -27,6 +27,7 @@ PyTorch's spellings: :func:`tensor` always copies (like ``torch.tensor``);
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -46,6 +47,7 @@ from ..core.devices import (
 from ..core.storage import Storage
 from ..kernels.launch import apply, call_or_nested, compile_options
 from ..tensors.tensor_type import Tensor
+from . import torch_keywords as T
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
@@ -97,8 +99,9 @@ def _dtype_or(dtype, default):
     return default if dtype is None else D.as_dtype(dtype)
 
 
-def _wrap(buf, layout, dtype, device, shared=False):
-    return Tensor._make(Storage(buf, dtype, device, shared), layout, dtype)
+def _wrap(buf, layout, dtype, device, shared=False, exported=False):
+    storage = Storage(buf, dtype, device, shared, exported=exported)
+    return Tensor._make(storage, layout, dtype)
 
 
 # ---------------------------------------------------------------------- kernels
@@ -167,29 +170,38 @@ def _py(value, what):
 # ---------------------------------------------------------------------- constant fills
 
 
-def zeros(shape, *sizes, dtype=None, device=None, requires_grad=False):
+def zeros(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
     """A new tensor of zeros (default dtype float32).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``zeros(2, 3)``.
     """
+    if out is not None:  # PyTorch's
+        make = functools.partial(zeros, shape, *sizes, requires_grad=requires_grad)
+        return T.created_into("zeros", make, out, dtype, device)
     shape = _varargs_shape(shape, sizes, "zeros")
     return _grad(_filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
 
 
-def ones(shape, *sizes, dtype=None, device=None, requires_grad=False):
+def ones(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
     """A new tensor of ones (default dtype float32).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``ones(2, 3)``.
     """
+    if out is not None:  # PyTorch's
+        make = functools.partial(ones, shape, *sizes, requires_grad=requires_grad)
+        return T.created_into("ones", make, out, dtype, device)
     shape = _varargs_shape(shape, sizes, "ones")
     return _grad(_filled(shape, 1, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
 
 
-def empty(shape, *sizes, dtype=None, device=None, requires_grad=False):
+def empty(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
     """A new tensor with unspecified values (zeros: JAX buffers are always initialized).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``empty(2, 3)``.
     """
+    if out is not None:  # PyTorch's
+        make = functools.partial(empty, shape, *sizes, requires_grad=requires_grad)
+        return T.created_into("empty", make, out, dtype, device)
     shape = _varargs_shape(shape, sizes, "empty")
     return _grad(_filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
 
@@ -203,8 +215,11 @@ def _default_for(value):
             "complex": D.DEFAULT_COMPLEX}[kind]
 
 
-def full(shape, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(shape, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     """A new tensor filled with ``fill_value`` (dtype inferred from a Python scalar)."""
+    if out is not None:  # PyTorch's
+        make = functools.partial(full, shape, fill_value, requires_grad=requires_grad)
+        return T.created_into("full", make, out, dtype, device)
     fill_value = _py(fill_value, "full: fill_value")
     dtype = _default_for(fill_value) if dtype is None else D.as_dtype(dtype)
     shape = _shape(shape)
@@ -214,7 +229,9 @@ def full(shape, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _grad(_wrap(buf, L.contiguous(shape), dtype, device), requires_grad)
 
 
-def _like(x, dtype, device):
+def _like(x, dtype, device, input=None):  # noqa: A002 (PyTorch's name)
+    if input is not None:
+        x = T.pick_input("*_like", x, input)
     if not isinstance(x, Tensor):
         raise TypeError(f"expected an arraykit tensor, got {type(x).__name__}")
     return x.shape, x.dtype if dtype is None else D.as_dtype(dtype), (
@@ -222,27 +239,35 @@ def _like(x, dtype, device):
     )
 
 
-def zeros_like(x, /, *, dtype=None, device=None, requires_grad=False):
+def zeros_like(x=None, /, *, dtype=None, device=None, requires_grad=False,
+               input=None):  # noqa: A002 (PyTorch's name)
     """Zeros with the shape (and by default dtype and device) of ``x``."""
-    shape, dtype, device = _like(x, dtype, device)
+    shape, dtype, device = _like(x, dtype, device, input)
     return _grad(_filled(shape, 0, dtype, device), requires_grad)
 
 
-def ones_like(x, /, *, dtype=None, device=None, requires_grad=False):
+def ones_like(x=None, /, *, dtype=None, device=None, requires_grad=False, input=None):  # noqa: A002
     """Ones with the shape (and by default dtype and device) of ``x``."""
-    shape, dtype, device = _like(x, dtype, device)
+    shape, dtype, device = _like(x, dtype, device, input)
     return _grad(_filled(shape, 1, dtype, device), requires_grad)
 
 
-def empty_like(x, /, *, dtype=None, device=None, requires_grad=False):
+def empty_like(x=None, /, *, dtype=None, device=None, requires_grad=False,
+               input=None):  # noqa: A002 (PyTorch's name)
     """An uninitialized (zero) tensor with the shape, dtype and device of ``x``."""
-    shape, dtype, device = _like(x, dtype, device)
+    shape, dtype, device = _like(x, dtype, device, input)
     return _grad(_filled(shape, 0, dtype, device), requires_grad)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(x=None, /, fill_value=None, *, dtype=None, device=None, requires_grad=False,
+              input=None, out=None):  # noqa: A002 (PyTorch's name)
     """``fill_value`` everywhere, with the shape (and by default dtype, device) of ``x``."""
-    shape, dtype, device = _like(x, dtype, device)
+    if fill_value is None:
+        raise TypeError("full_like() missing its fill_value")
+    if out is not None:
+        made = full_like(x, fill_value, dtype=dtype, device=device, input=input)
+        return T.into("full_like", made, out)
+    shape, dtype, device = _like(x, dtype, device, input)
     return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -265,12 +290,16 @@ def _int_scalar(value, np_dtype):
     return np_dtype.type(v)
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           out=None):
     """Evenly spaced values in ``[start, stop)`` (NumPy's values: ``start + i*delta``).
 
     As in NumPy, the first two values are ``start`` and ``start + step`` converted to
     ``dtype`` and ``delta`` is their difference in ``dtype``.
     """
+    if out is not None:  # PyTorch's
+        make = functools.partial(arange, start, stop, step, requires_grad=requires_grad)
+        return T.created_into("arange", make, out, dtype, device)
     start = _py(start, "arange: start")
     stop = None if stop is None else _py(stop, "arange: stop")
     step = _py(step, "arange: step")
@@ -323,13 +352,22 @@ def _linspace_body(start, stop, num, endpoint, out):
     return y.astype(out)
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True,
-             requires_grad=False):
+def linspace(start, stop, /, num=None, *, dtype=None, device=None, endpoint=True,
+             requires_grad=False, steps=None, out=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's algorithm).
 
     Values are computed in double precision and rounded to ``dtype`` (integer dtypes
-    round down, as NumPy 2 does).
+    round down, as NumPy 2 does). PyTorch's ``steps=`` (for ``num``) and ``out=`` are
+    accepted.
     """
+    if steps is not None:
+        num = T.pick("linspace", "num", num, "steps", steps)
+    if num is None:
+        raise TypeError("linspace() missing its number of samples (num, or steps=)")
+    if out is not None:
+        make = functools.partial(linspace, start, stop, num, endpoint=endpoint,
+                                 requires_grad=requires_grad)
+        return T.created_into("linspace", make, out, dtype, device)
     start = _py(start, "linspace: start")
     stop = _py(stop, "linspace: stop")
     num = operator.index(num)
@@ -355,8 +393,13 @@ def _eye_body(n_rows, n_cols, k, np_dtype):
     return jnp.eye(n_rows, n_cols, k=k, dtype=np_dtype)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=False):
-    """A 2-D tensor with ones on the ``k``-th diagonal and zeros elsewhere."""
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=False,
+        out=None):
+    """A 2-D tensor with ones on the ``k``-th diagonal and zeros elsewhere (PyTorch's
+    ``out=`` accepted)."""
+    if out is not None:
+        make = functools.partial(eye, n_rows, n_cols, k=k, requires_grad=requires_grad)
+        return T.created_into("eye", make, out, dtype, device)
     n_rows = operator.index(n_rows)
     n_cols = n_rows if n_cols is None else operator.index(n_cols)
     k = operator.index(k)
@@ -379,7 +422,13 @@ def _triu_body(x, k):
     return jnp.triu(x, k)
 
 
-def _triangle(body, x, k, name):
+def _triangle(body, x, k, name, diagonal, input, out):  # noqa: A002
+    if input is not None:
+        x = T.pick_input(name, x, input)
+    if diagonal is not None:
+        k = T.pick(name, "k", k, "diagonal", diagonal, 0)
+    if out is not None:
+        return T.into(name, _triangle(body, x, k, name, None, None, None), out)
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected an arraykit tensor, got {type(x).__name__}")
     if x.ndim < 2:
@@ -387,14 +436,18 @@ def _triangle(body, x, k, name):
     return apply(body, (x,), (operator.index(k),))
 
 
-def tril(x, /, *, k=0):
-    """The lower triangle of the last two dimensions of ``x`` (elements above diagonal ``k`` zeroed)."""
-    return _triangle(_tril_body, x, k, "tril")
+def tril(x=None, /, diagonal=None, *, k=0, input=None, out=None):  # noqa: A002
+    """The lower triangle of the last two dimensions of ``x`` (elements above diagonal ``k``
+    zeroed). PyTorch's ``diagonal`` (for ``k``, also positional), ``input=`` and ``out=``
+    are accepted."""
+    return _triangle(_tril_body, x, k, "tril", diagonal, input, out)
 
 
-def triu(x, /, *, k=0):
-    """The upper triangle of the last two dimensions of ``x`` (elements below diagonal ``k`` zeroed)."""
-    return _triangle(_triu_body, x, k, "triu")
+def triu(x=None, /, diagonal=None, *, k=0, input=None, out=None):  # noqa: A002
+    """The upper triangle of the last two dimensions of ``x`` (elements below diagonal ``k``
+    zeroed). PyTorch's ``diagonal`` (for ``k``, also positional), ``input=`` and ``out=``
+    are accepted."""
+    return _triangle(_triu_body, x, k, "triu", diagonal, input, out)
 
 
 def _meshgrid_body(*args):
@@ -484,12 +537,12 @@ def _from_jax(obj, dtype, device, copy):
             f"to dtype {dtype} on {target} needs a copy"
         )
     if dtype.np == obj.dtype and not copy:
-        buf, shared = obj, not traced
+        buf, exported = obj, not traced
     else:
-        buf, shared = _cast(obj, dtype.np), False
+        buf, exported = _cast(obj, dtype.np), False
     if moved:
-        buf, shared = jax.device_put(buf, jax_target(target)), False
-    return _wrap(buf, L.contiguous(obj.shape), dtype, target, shared)
+        buf, exported = jax.device_put(buf, jax_target(target)), False
+    return _wrap(buf, L.contiguous(obj.shape), dtype, target, exported=exported)
 
 
 def _from_host(arr, dtype, device, copy, owned=False):

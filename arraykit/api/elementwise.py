@@ -9,6 +9,9 @@ the dtype otherwise. Integer division and remainder by zero give 0, and shifts
 by negative or too-large amounts follow NumPy. Every special case of the
 standard (NaN, signed zeros, infinities, complex values) is produced by the
 kernel bodies in :mod:`.kernels.bodies`.
+
+Every function also takes PyTorch's keywords (``input=``, ``other=``, ``out=``; see
+:mod:`.torch_keywords`), read only when given.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from ..kernels import bodies as B
 from ..kernels.launch import apply
 from ..tensors import namespace_registry
 from ..tensors.tensor_type import Tensor, _tensor_from_numpy
+from . import torch_keywords as T
+from ..core.precision import any_autocast
+from .autocasting import coerce
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -172,21 +178,35 @@ def _category_error(name, kinds, *operands, promoted=None):
     return TypeError(f"{name}() requires {_CATEGORY_NAMES[kinds]}, got {got}")
 
 
-def _unary(body, x, kinds, name):
+def _unary(body, x, kinds, name, input=None, out=None):  # noqa: A002 (PyTorch's name)
+    """``body`` on the tensor ``x`` (or PyTorch's ``input=``) of a dtype in ``kinds``;
+    written into ``out`` when it is given (:mod:`.torch_keywords`)."""
+    if input is not None:
+        x = T.pick_input(name, x, input)
     if type(x) is not Tensor and not isinstance(x, Tensor):
         raise TypeError(f"{name}() expects an arraykit tensor, got {type(x).__name__}")
     if x._dtype.kind not in kinds:
         raise _category_error(name, kinds, x)
-    return apply(body, (x,))
+    (x,) = coerce(name, x)
+    if out is None:
+        return apply(body, (x,))
+    return T.into(name, apply(body, (x,)), out)
 
 
 def _binary(body, kinds, name, doc):
     """The array API function ``name(x1, x2, /)`` documented by ``doc``: ``body`` on
     the operands promoted by :func:`_operands`, whose dtype must be one of ``kinds``.
+    PyTorch's ``input=``, ``other=`` and ``out=`` are read only when given.
     Every binary op runs this, so ``_operands``' first case (two tensors of one shape
     on one device) is repeated inline: a call less per op."""
 
-    def binary(x1, x2, /):
+    autocast_op = name if name == "pow" else None  # the one binary op in autocast's table
+
+    def binary(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
+        if input is not None or other is not None:
+            x1, x2 = T.pick_pair(name, x1, x2, input, other)
+        if autocast_op is not None and any_autocast():
+            x1, x2 = coerce(autocast_op, x1, x2)
         if (type(x1) is Tensor and type(x2) is Tensor and x1._storage.device is x2._storage.device
                 and x1._layout.shape == x2._layout.shape):
             dtype = x1._dtype
@@ -197,7 +217,9 @@ def _binary(body, kinds, name, doc):
             a, b, dtype = _operands(x1, x2)
         if dtype.kind not in kinds:
             raise _category_error(name, kinds, x1, x2, promoted=dtype)
-        return apply(body, (a, b), (dtype,))
+        if out is None:
+            return apply(body, (a, b), (dtype,))
+        return T.into(name, apply(body, (a, b), (dtype,)), out)
 
     binary.__name__ = binary.__qualname__ = name
     binary.__doc__ = doc
@@ -216,14 +238,18 @@ subtract = _binary(B.subtract, _NUMERIC, "subtract", "Element-wise difference ``
 multiply = _binary(B.multiply, _NUMERIC, "multiply", "Element-wise product ``x1 * x2``.")
 
 
-def divide(x1, x2, /):
+def divide(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
     """Element-wise true division; integer inputs give float64 results (as NumPy)."""
+    if input is not None or other is not None:
+        x1, x2 = T.pick_pair("divide", x1, x2, input, other)
     a, b, dtype = _operands(x1, x2)
     if dtype.kind not in _NUMERIC:
         raise _category_error("divide", _NUMERIC, x1, x2, promoted=dtype)
     if dtype.kind in ("int", "uint"):
         dtype = D.float64
-    return apply(B.divide, (a, b), (dtype,))
+    if out is None:
+        return apply(B.divide, (a, b), (dtype,))
+    return T.into("divide", apply(B.divide, (a, b), (dtype,)), out)
 
 
 floor_divide = _binary(
@@ -286,198 +312,200 @@ nextafter = _binary(
 )
 
 
-def negative(x, /):
+def negative(x=None, /, input=None, out=None):
     """Element-wise ``-x``."""
-    return _unary(B.negative, x, _NUMERIC, "negative")
+    return _unary(B.negative, x, _NUMERIC, "negative", input, out)
 
 
-def positive(x, /):
+def positive(x=None, /, input=None, out=None):
     """Element-wise ``+x`` (a copy)."""
-    return _unary(B.identity, x, _NUMERIC, "positive")
+    return _unary(B.identity, x, _NUMERIC, "positive", input, out)
 
 
-def abs(x, /):  # noqa: A001 (the array API name)
+def abs(x=None, /, input=None, out=None):  # noqa: A001 (the array API name)
     """Element-wise absolute value; complex inputs give their real-dtype modulus."""
-    return _unary(B.abs, x, _NUMERIC, "abs")
+    return _unary(B.abs, x, _NUMERIC, "abs", input, out)
 
 
-def square(x, /):
+def square(x=None, /, input=None, out=None):
     """Element-wise ``x * x``."""
-    return _unary(B.square, x, _NUMERIC, "square")
+    return _unary(B.square, x, _NUMERIC, "square", input, out)
 
 
-def sqrt(x, /):
+def sqrt(x=None, /, input=None, out=None):
     """Element-wise principal square root."""
-    return _unary(B.sqrt, x, _FLOATING, "sqrt")
+    return _unary(B.sqrt, x, _FLOATING, "sqrt", input, out)
 
 
-def reciprocal(x, /):
+def reciprocal(x=None, /, input=None, out=None):
     """Element-wise ``1 / x``."""
-    return _unary(B.reciprocal, x, _FLOATING, "reciprocal")
+    return _unary(B.reciprocal, x, _FLOATING, "reciprocal", input, out)
 
 
-def sign(x, /):
+def sign(x=None, /, input=None, out=None):
     """Element-wise sign: -1, 0 or 1 for real inputs, ``x / |x|`` (or 0) for complex."""
-    return _unary(B.sign, x, _NUMERIC, "sign")
+    return _unary(B.sign, x, _NUMERIC, "sign", input, out)
 
 
 # ----------------------------------------------------------------------------- rounding
 
 
-def ceil(x, /):
+def ceil(x=None, /, input=None, out=None):
     """Element-wise smallest integer-valued number not less than ``x``."""
-    return _unary(B.ceil, x, _REAL, "ceil")
+    return _unary(B.ceil, x, _REAL, "ceil", input, out)
 
 
-def floor(x, /):
+def floor(x=None, /, input=None, out=None):
     """Element-wise largest integer-valued number not greater than ``x``."""
-    return _unary(B.floor, x, _REAL, "floor")
+    return _unary(B.floor, x, _REAL, "floor", input, out)
 
 
-def trunc(x, /):
+def trunc(x=None, /, input=None, out=None):
     """Element-wise integer-valued number nearest to ``x`` toward zero."""
-    return _unary(B.trunc, x, _REAL, "trunc")
+    return _unary(B.trunc, x, _REAL, "trunc", input, out)
 
 
-def round(x, /):  # noqa: A001 (the array API name)
+def round(x=None, /, input=None, out=None):  # noqa: A001 (the array API name)
     """Element-wise nearest integer-valued number, halves to even (complex: per component)."""
-    return _unary(B.round, x, _NUMERIC, "round")
+    return _unary(B.round, x, _NUMERIC, "round", input, out)
 
 
 # ----------------------------------------------------------------------------- exp / log / trig
 
 
-def exp(x, /):
+def exp(x=None, /, input=None, out=None):
     """Element-wise exponential."""
-    return _unary(B.exp, x, _FLOATING, "exp")
+    return _unary(B.exp, x, _FLOATING, "exp", input, out)
 
 
-def expm1(x, /):
+def expm1(x=None, /, input=None, out=None):
     """Element-wise ``exp(x) - 1``, accurate near zero."""
-    return _unary(B.expm1, x, _FLOATING, "expm1")
+    return _unary(B.expm1, x, _FLOATING, "expm1", input, out)
 
 
-def log(x, /):
+def log(x=None, /, input=None, out=None):
     """Element-wise natural logarithm (principal branch for complex)."""
-    return _unary(B.log, x, _FLOATING, "log")
+    return _unary(B.log, x, _FLOATING, "log", input, out)
 
 
-def log1p(x, /):
+def log1p(x=None, /, input=None, out=None):
     """Element-wise ``log(1 + x)``, accurate near zero."""
-    return _unary(B.log1p, x, _FLOATING, "log1p")
+    return _unary(B.log1p, x, _FLOATING, "log1p", input, out)
 
 
-def log2(x, /):
+def log2(x=None, /, input=None, out=None):
     """Element-wise base-2 logarithm."""
-    return _unary(B.log2, x, _FLOATING, "log2")
+    return _unary(B.log2, x, _FLOATING, "log2", input, out)
 
 
-def log10(x, /):
+def log10(x=None, /, input=None, out=None):
     """Element-wise base-10 logarithm."""
-    return _unary(B.log10, x, _FLOATING, "log10")
+    return _unary(B.log10, x, _FLOATING, "log10", input, out)
 
 
-def sin(x, /):
+def sin(x=None, /, input=None, out=None):
     """Element-wise sine (radians)."""
-    return _unary(B.sin, x, _FLOATING, "sin")
+    return _unary(B.sin, x, _FLOATING, "sin", input, out)
 
 
-def cos(x, /):
+def cos(x=None, /, input=None, out=None):
     """Element-wise cosine (radians)."""
-    return _unary(B.cos, x, _FLOATING, "cos")
+    return _unary(B.cos, x, _FLOATING, "cos", input, out)
 
 
-def tan(x, /):
+def tan(x=None, /, input=None, out=None):
     """Element-wise tangent (radians)."""
-    return _unary(B.tan, x, _FLOATING, "tan")
+    return _unary(B.tan, x, _FLOATING, "tan", input, out)
 
 
-def asin(x, /):
+def asin(x=None, /, input=None, out=None):
     """Element-wise principal inverse sine."""
-    return _unary(B.asin, x, _FLOATING, "asin")
+    return _unary(B.asin, x, _FLOATING, "asin", input, out)
 
 
-def acos(x, /):
+def acos(x=None, /, input=None, out=None):
     """Element-wise principal inverse cosine."""
-    return _unary(B.acos, x, _FLOATING, "acos")
+    return _unary(B.acos, x, _FLOATING, "acos", input, out)
 
 
-def atan(x, /):
+def atan(x=None, /, input=None, out=None):
     """Element-wise principal inverse tangent."""
-    return _unary(B.atan, x, _FLOATING, "atan")
+    return _unary(B.atan, x, _FLOATING, "atan", input, out)
 
 
-def sinh(x, /):
+def sinh(x=None, /, input=None, out=None):
     """Element-wise hyperbolic sine."""
-    return _unary(B.sinh, x, _FLOATING, "sinh")
+    return _unary(B.sinh, x, _FLOATING, "sinh", input, out)
 
 
-def cosh(x, /):
+def cosh(x=None, /, input=None, out=None):
     """Element-wise hyperbolic cosine."""
-    return _unary(B.cosh, x, _FLOATING, "cosh")
+    return _unary(B.cosh, x, _FLOATING, "cosh", input, out)
 
 
-def tanh(x, /):
+def tanh(x=None, /, input=None, out=None):
     """Element-wise hyperbolic tangent."""
-    return _unary(B.tanh, x, _FLOATING, "tanh")
+    return _unary(B.tanh, x, _FLOATING, "tanh", input, out)
 
 
-def asinh(x, /):
+def asinh(x=None, /, input=None, out=None):
     """Element-wise inverse hyperbolic sine."""
-    return _unary(B.asinh, x, _FLOATING, "asinh")
+    return _unary(B.asinh, x, _FLOATING, "asinh", input, out)
 
 
-def acosh(x, /):
+def acosh(x=None, /, input=None, out=None):
     """Element-wise inverse hyperbolic cosine."""
-    return _unary(B.acosh, x, _FLOATING, "acosh")
+    return _unary(B.acosh, x, _FLOATING, "acosh", input, out)
 
 
-def atanh(x, /):
+def atanh(x=None, /, input=None, out=None):
     """Element-wise inverse hyperbolic tangent."""
-    return _unary(B.atanh, x, _FLOATING, "atanh")
+    return _unary(B.atanh, x, _FLOATING, "atanh", input, out)
 
 
 # ----------------------------------------------------------------------------- tests
 
 
-def isfinite(x, /):
+def isfinite(x=None, /, input=None, out=None):
     """Element-wise test for finite values (complex: both components finite)."""
-    return _unary(B.isfinite, x, _NUMERIC, "isfinite")
+    return _unary(B.isfinite, x, _NUMERIC, "isfinite", input, out)
 
 
-def isinf(x, /):
+def isinf(x=None, /, input=None, out=None):
     """Element-wise test for infinities (complex: either component infinite)."""
-    return _unary(B.isinf, x, _NUMERIC, "isinf")
+    return _unary(B.isinf, x, _NUMERIC, "isinf", input, out)
 
 
-def isnan(x, /):
+def isnan(x=None, /, input=None, out=None):
     """Element-wise test for NaN (complex: either component NaN)."""
-    return _unary(B.isnan, x, _NUMERIC, "isnan")
+    return _unary(B.isnan, x, _NUMERIC, "isnan", input, out)
 
 
-def signbit(x, /):
+def signbit(x=None, /, input=None, out=None):
     """Element-wise test of the sign bit (true for -0.0 and negative NaNs)."""
-    return _unary(B.signbit, x, _REAL_FLOATING, "signbit")
+    return _unary(B.signbit, x, _REAL_FLOATING, "signbit", input, out)
 
 
 # ----------------------------------------------------------------------------- complex parts
 
 
-def real(x, /):
+def real(x=None, /, input=None, out=None):
     """Real component; for real-valued input a view of ``x`` itself (as NumPy's ``.real``)."""
-    if isinstance(x, Tensor) and x._dtype.kind in _REAL:
+    if isinstance(x, Tensor) and x._dtype.kind in _REAL and input is None and out is None:
         return x._view(x._layout)
-    return _unary(B.real, x, _NUMERIC, "real")
+    if isinstance(input, Tensor) and input._dtype.kind in _REAL and x is None and out is None:
+        return input._view(input._layout)
+    return _unary(B.real, x, _NUMERIC, "real", input, out)
 
 
-def imag(x, /):
+def imag(x=None, /, input=None, out=None):
     """Imaginary component of a complex tensor, as the matching real dtype."""
-    return _unary(B.imag, x, _COMPLEX, "imag")
+    return _unary(B.imag, x, _COMPLEX, "imag", input, out)
 
 
-def conj(x, /):
+def conj(x=None, /, input=None, out=None):
     """Element-wise complex conjugate (a copy of real-valued input)."""
-    return _unary(B.conj, x, _NUMERIC, "conj")
+    return _unary(B.conj, x, _NUMERIC, "conj", input, out)
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -488,7 +516,11 @@ _PY_COMPARE = {
 }
 
 
-def _compare(body, x1, x2, kinds, name):
+def _compare(body, x1, x2, kinds, name, input=None, other=None, out=None):  # noqa: A002
+    if input is not None or other is not None:
+        x1, x2 = T.pick_pair(name, x1, x2, input, other)
+    if out is not None:
+        return T.into(name, _compare(body, x1, x2, kinds, name), out)
     try:
         a, b, dtype = _operands(x1, x2)
     except OverflowError as exc:
@@ -513,34 +545,34 @@ def _compare_out_of_range(name, x1, x2, exc):
     return apply(B.constant, (tensor,), (bool(value),))
 
 
-def equal(x1, x2, /):
+def equal(x1=None, x2=None, /, input=None, other=None, out=None):
     """Element-wise ``x1 == x2`` (any dtypes)."""
-    return _compare(B.equal, x1, x2, _ANY, "equal")
+    return _compare(B.equal, x1, x2, _ANY, "equal", input, other, out)
 
 
-def not_equal(x1, x2, /):
+def not_equal(x1=None, x2=None, /, input=None, other=None, out=None):
     """Element-wise ``x1 != x2`` (any dtypes)."""
-    return _compare(B.not_equal, x1, x2, _ANY, "not_equal")
+    return _compare(B.not_equal, x1, x2, _ANY, "not_equal", input, other, out)
 
 
-def less(x1, x2, /):
+def less(x1=None, x2=None, /, input=None, other=None, out=None):
     """Element-wise ``x1 < x2`` (real-valued dtypes)."""
-    return _compare(B.less, x1, x2, _REAL, "less")
+    return _compare(B.less, x1, x2, _REAL, "less", input, other, out)
 
 
-def less_equal(x1, x2, /):
+def less_equal(x1=None, x2=None, /, input=None, other=None, out=None):
     """Element-wise ``x1 <= x2`` (real-valued dtypes)."""
-    return _compare(B.less_equal, x1, x2, _REAL, "less_equal")
+    return _compare(B.less_equal, x1, x2, _REAL, "less_equal", input, other, out)
 
 
-def greater(x1, x2, /):
+def greater(x1=None, x2=None, /, input=None, other=None, out=None):
     """Element-wise ``x1 > x2`` (real-valued dtypes)."""
-    return _compare(B.greater, x1, x2, _REAL, "greater")
+    return _compare(B.greater, x1, x2, _REAL, "greater", input, other, out)
 
 
-def greater_equal(x1, x2, /):
+def greater_equal(x1=None, x2=None, /, input=None, other=None, out=None):
     """Element-wise ``x1 >= x2`` (real-valued dtypes)."""
-    return _compare(B.greater_equal, x1, x2, _REAL, "greater_equal")
+    return _compare(B.greater_equal, x1, x2, _REAL, "greater_equal", input, other, out)
 
 
 # ----------------------------------------------------------------------------- logical / bitwise
@@ -564,9 +596,9 @@ logical_xor = _binary(
 )
 
 
-def logical_not(x, /):
+def logical_not(x=None, /, input=None, out=None):
     """Element-wise logical NOT (non-boolean inputs: nonzero is true)."""
-    return _unary(B.logical_not, x, _ANY, "logical_not")
+    return _unary(B.logical_not, x, _ANY, "logical_not", input, out)
 
 
 bitwise_and = _binary(
@@ -587,9 +619,9 @@ bitwise_xor = _binary(
 )
 
 
-def bitwise_invert(x, /):
+def bitwise_invert(x=None, /, input=None, out=None):
     """Element-wise bitwise NOT (logical NOT for booleans)."""
-    return _unary(B.bitwise_invert, x, _INTEGER_OR_BOOL, "bitwise_invert")
+    return _unary(B.bitwise_invert, x, _INTEGER_OR_BOOL, "bitwise_invert", input, out)
 
 
 bitwise_left_shift = _binary(
@@ -630,13 +662,17 @@ def _clip_bound(x, bound, name):
     return _scalar(x._dtype, bound)
 
 
-def clip(x, /, min=None, max=None):  # noqa: A002 (the array API names)
+def clip(x=None, /, min=None, max=None, input=None, out=None):  # noqa: A002 (the API's names)
     """Clamp each element of ``x`` into ``[min, max]`` (either bound may be None).
 
     The result has ``x``'s dtype; bounds are cast to it and broadcast with ``x``.
     Integer bounds outside ``x``'s dtype range are clamped to it; NaN anywhere
-    gives NaN.
+    gives NaN. PyTorch's ``input=`` and ``out=`` are accepted.
     """
+    if input is not None:
+        x = T.pick_input("clip", x, input)
+    if out is not None:
+        return T.into("clip", clip(x, min, max), out)
     if not isinstance(x, Tensor):
         raise TypeError(f"clip() expects an arraykit tensor, got {type(x).__name__}")
     if x._dtype.kind not in _REAL:

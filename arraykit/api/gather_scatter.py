@@ -28,6 +28,8 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply, apply_inplace
 from ..tensors.tensor_type import Tensor, _coerce_value, is_traced, require_tensor
+from . import torch_keywords as T
+from ..core import deferred_checks
 from .indexing import _extremes
 
 __all__ = [
@@ -104,29 +106,41 @@ def _index(index, x, allowed, name):
     return index
 
 
-def _outside(index, low, high):
-    """An element of ``index`` outside ``[low, high)``, or None (also when traced or empty).
+def _check_outside(index, low, high, error):
+    """Raise ``error(value)`` for an element of ``index`` outside ``[low, high)``;
+    nothing when ``index`` is traced or empty. On a device that defers its checks
+    (:mod:`arraykit.core.deferred_checks`) a kernel computes the bounds and the error is
+    raised where the host next reads values.
 
     The caller holds the lock of ``index``'s storage (:func:`_held`).
     """
     if index._layout.numel == 0 or is_traced(index):
-        return None
-    if index._storage.device.platform == "cpu":
+        return
+
+    def error_of(lo, hi):
+        if lo < low:
+            return error(lo)
+        return error(hi) if hi >= high else None
+
+    device = index._storage.device
+    if deferred_checks.deferring(device):
+        bounds = apply(_bounds, (index,))._storage.buffer
+        deferred_checks.defer(bounds, lambda host: error_of(*host.tolist()))
+        return
+    if device.platform == "cpu":
         _, _, lo, hi = _extremes(index)
     else:
         lo, hi = apply(_bounds, (index,)).tolist()
-    if lo < low:
-        return lo
-    return hi if hi >= high else None
+    failed = error_of(lo, hi)
+    if failed is not None:
+        raise failed
 
 
 def _check_range(index, size, dim, name):
     """IndexError when an element of ``index`` lies outside ``[0, size)``."""
-    bad = _outside(index, 0, size)
-    if bad is not None:
-        raise IndexError(
-            f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}"
-        )
+    _check_outside(index, 0, size, lambda bad: IndexError(
+        f"{name}(): index {bad} is out of bounds for dimension {dim} with size {size}"
+    ))
 
 
 def _source(x, src, name):
@@ -162,11 +176,13 @@ def _at_least_1d(t):
 # ----------------------------------------------------------------------------- gathers
 
 
-def masked_select(x, mask, /):
+def masked_select(x=None, /, mask=None, *, input=None, out=None):  # noqa: A002
     """The elements of ``x`` where the boolean ``mask`` is true, as a new 1-D tensor.
 
     ``x`` and ``mask`` broadcast together; elements come in C order.
     """
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(masked_select, "masked_select", x, input, out, mask)
     require_tensor(x, "masked_select")
     require_tensor(mask, "masked_select")
     if mask._dtype is not D.bool_:
@@ -189,8 +205,10 @@ def _vector_index(x, dim, index, allowed, name):
     return dim, index
 
 
-def index_select(x, dim, index, /):
+def index_select(x=None, /, dim=None, index=None, *, input=None, out=None):  # noqa: A002
     """The slices of ``x`` at the positions ``index`` (1-D int32/int64) along ``dim``."""
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(index_select, "index_select", x, input, out, dim, index)
     with _held(index):
         require_tensor(x, "index_select")
         dim, flat = _vector_index(x, dim, index, _INT32_OR_64, "index_select")
@@ -224,12 +242,14 @@ def _gather_shapes(x, dim, index, name, src=None):
         )
 
 
-def gather(x, dim, index, /):
+def gather(x=None, /, dim=None, index=None, *, input=None, out=None):  # noqa: A002
     """Values of ``x`` along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
 
     ``index`` (int32/int64) has ``x``'s number of dimensions and is no larger than
     ``x`` outside ``dim``; the result has ``index``'s shape.
     """
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(gather, "gather", x, input, out, dim, index)
     with _held(index):
         require_tensor(x, "gather")
         _index(index, x, _INT32_OR_64, "gather")
@@ -274,21 +294,26 @@ def scatter_into(x, dim, index, src, add, name):
         return x
 
 
-def scatter(x, dim, index, src, /):
+def scatter(x=None, /, dim=None, index=None, src=None, *, input=None, out=None):  # noqa: A002
     """A copy of ``x`` with ``src`` (a tensor or a scalar) written at ``index`` along ``dim``.
 
     ``out[index[i][j]][j] = src[i][j]`` for dim 0; ``index`` (int32/int64) has
     ``x``'s number of dimensions and is no larger than ``src``, nor than ``x``
     outside ``dim``. A tensor ``src`` has ``x``'s dtype, as PyTorch requires.
     """
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(scatter, "scatter", x, input, out, dim, index, src)
     with _held(index):
         target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
         return apply(_scatter, (target, index, src), (dim, False)).reshape(x.shape)
 
 
-def scatter_add(x, dim, index, src, /):
+def scatter_add(x=None, /, dim=None, index=None, src=None, *, input=None,  # noqa: A002
+                out=None):
     """A copy of ``x`` with the tensor ``src`` added at ``index`` along ``dim``
     (repeated indices accumulate); shapes as in :func:`scatter`."""
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(scatter_add, "scatter_add", x, input, out, dim, index, src)
     with _held(index):
         _source(x, src, "scatter_add")
         target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter_add")
@@ -321,20 +346,26 @@ def index_update_into(x, dim, index, source, add, alpha, name):
         return x
 
 
-def index_add(x, dim, index, source, /, *, alpha=1):
+def index_add(x=None, /, dim=None, index=None, source=None, *, alpha=1, input=None,  # noqa: A002
+              out=None):
     """A copy of ``x`` with ``alpha * source`` added to the slices at ``index`` along ``dim``.
 
     ``index`` is 1-D (int32/int64; repeated indices accumulate); ``source`` has
     ``x``'s dtype and shape except ``len(index)`` along ``dim``.
     """
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(index_add, "index_add", x, input, out, dim, index, source, alpha=alpha)
     with _held(index):
         target, dim, flat, source = _index_update_operands(x, dim, index, source, True, "index_add")
         return apply(_index_update, (target, flat, source), (dim, True, alpha)).reshape(x.shape)
 
 
-def index_copy(x, dim, index, source, /):
+def index_copy(x=None, /, dim=None, index=None, source=None, *, input=None,  # noqa: A002
+               out=None):
     """A copy of ``x`` with the slices at ``index`` (1-D int64) along ``dim`` replaced by
     ``source``."""
+    if input is not None or out is not None:  # PyTorch's keywords
+        return T.forward(index_copy, "index_copy", x, input, out, dim, index, source)
     with _held(index):
         target, dim, flat, source = _index_update_operands(
             x, dim, index, source, False, "index_copy"
@@ -351,9 +382,9 @@ def _put_operands(x, index, source, name):
             f"{name}(): source and index must have the same number of elements, got "
             f"{source.size} and {index.size}"
         )
-    bad = _outside(index, -x.size, x.size)
-    if bad is not None:
-        raise IndexError(f"{name}(): index {bad} is out of range for a tensor of {x.size} elements")
+    _check_outside(index, -x.size, x.size, lambda bad: IndexError(
+        f"{name}(): index {bad} is out of range for a tensor of {x.size} elements"
+    ))
 
 
 def put_into(x, index, source, accumulate):
@@ -364,9 +395,11 @@ def put_into(x, index, source, accumulate):
         return apply_inplace(_put, x, (index, source), (bool(accumulate),))
 
 
-def put(x, index, source, /, *, accumulate=False):
+def put(x=None, /, index=None, source=None, *, accumulate=False, input=None):  # noqa: A002
     """A copy of ``x`` with ``source`` stored (``accumulate``: added) at the flat
     positions ``index`` (int64; C order over ``x``'s shape, negative from the end)."""
+    if input is not None:  # PyTorch's keyword
+        x = T.pick_input("put", x, input)
     with _held(index):
         _put_operands(x, index, source, "put")
         return apply(_put, (x, index, source), (bool(accumulate),))

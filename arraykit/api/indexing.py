@@ -5,7 +5,8 @@ Negative indices count from the end. Eagerly, out-of-range indices raise
 silently): indices on the CPU are checked on the host, and the gather is dispatched
 on the very buffer checked, in one step under the storages' locks (a concurrent
 write cannot slip unchecked indices in); elsewhere the gather kernel also returns
-the smallest and largest index it used, and one host synchronisation checks them.
+the smallest and largest index it used, checked where the host next reads values
+(:mod:`arraykit.core.deferred_checks`), so the call does not wait for the device.
 Under a JAX trace no check is possible; out-of-range positions are filled (NaN for
 floating dtypes, the dtype's minimum for integers, ``True`` for booleans).
 """
@@ -20,6 +21,8 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
+from . import torch_keywords as T
+from ..core import deferred_checks
 
 __all__ = ["take", "take_along_axis"]
 
@@ -111,11 +114,19 @@ def _gather(body, x, indices, axis, static, name):
     static = (axis, *static, False)
     if empty or isinstance(xst._buffer, _Tracer) or isinstance(ist._buffer, _Tracer):
         return apply(body, (x, indices), static)
-    if ist.device not in _CPUS and not _is_cpu(ist.device):
+    if deferred_checks.deferring(ist.device) or not _is_cpu(ist.device):
         out, bounds = apply(body, (x, indices), (*static[:-1], True), multiple=True)
-        lo, hi = bounds.tolist()
-        if lo < -size or hi >= size:
-            raise _out_of_bounds(lo, hi, size, axis, name)
+
+        def error_of(host_bounds):
+            lo, hi = host_bounds.tolist()
+            return _out_of_bounds(lo, hi, size, axis, name) if lo < -size or hi >= size else None
+
+        if deferred_checks.deferring(ist.device):
+            deferred_checks.defer(bounds._storage.buffer, error_of)
+            return out
+        error = error_of(bounds.numpy())
+        if error is not None:
+            raise error
         return out
     # Check the current index buffer and dispatch the gather on it while no write can
     # replace it. x's lock is held too, both taken in the launcher's order (by storage
@@ -136,11 +147,16 @@ def _gather(body, x, indices, axis, static, name):
         first.release()
 
 
-def take(x, indices, /, *, axis=None):
+def take(x=None, indices=None, /, *, axis=None, input=None, index=None):  # noqa: A002
     """Elements of ``x`` at the 1-D integer ``indices`` along ``axis``.
 
-    ``axis`` may be omitted for a tensor of at most one dimension.
+    ``axis`` may be omitted for a tensor of at most one dimension. PyTorch's
+    spelling ``take(input=, index=)`` is ``torch.take``: ``x`` read as flat, ``index``
+    of any shape, a result of ``index``'s shape (:func:`take_flat`).
     """
+    if input is not None or index is not None:
+        return take_flat(T.pick_input("take", x, input), T.pick("take", "indices", indices,
+                                                                "index", index))
     _check_operands(x, indices, "take")
     if len(indices._layout.shape) != 1:
         raise ValueError(f"take() expects 1-D indices, got shape {indices.shape}")
@@ -156,6 +172,17 @@ def take(x, indices, /, *, axis=None):
     if ndim == 0:
         x = x.reshape(1)
     return _gather(_take, x, indices, axis, (), "take")
+
+
+def take_flat(x, index):
+    """PyTorch's ``torch.take``/``x.take(index)``: elements of ``x`` read as a flat
+    tensor (C order, any layout) at ``index`` (any shape; negative counts from the
+    end), shaped like ``index``."""
+    _check_operands(x, index, "take")
+    flat = x.reshape(-1)
+    if flat.shape[0] == 0 and index._layout.numel:
+        raise IndexError("take(): cannot take elements of an empty tensor")
+    return take(flat, index.reshape(-1), axis=0).reshape(index.shape)
 
 
 def take_along_axis(x, indices, /, *, axis=-1):

@@ -24,6 +24,7 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
+from .autocasting import coerce
 from .matrix_products import (
     HIGHEST, matmul, matrix_transpose, numeric_pair, tensordot, vecdot, vector_axis,
 )
@@ -317,6 +318,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """Matrix norms over the last two dimensions (``'fro'``, ``'nuc'``, ±1, ±2, ±inf)."""
     _floating(x, "matrix_norm")
     _matrix(x, "matrix_norm")
+    (x,) = coerce("matrix_norm", x)
     try:
         key = _MATRIX_ORDS[ord]
     except (KeyError, TypeError):
@@ -458,6 +460,7 @@ def _norm_order(ord):
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """Vector p-norms over ``axis`` (all elements by default); ``ord`` may be any real, inf, -inf or 0."""
     _floating(x, "vector_norm")
+    (x,) = coerce("vector_norm", x)
     axes = L.normalize_dims(axis, x.ndim, "axis")
     real = D.real_dtype(x._dtype)
     return apply(_vector_norm, (x,), (axes, bool(keepdims), _norm_order(ord), real.np))

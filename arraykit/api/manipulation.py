@@ -21,6 +21,8 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
+from . import torch_keywords as T
+from . import host_results
 
 __all__ = [
     "broadcast_arrays",
@@ -106,8 +108,12 @@ def broadcast_shapes(*shapes):
     return L.broadcast_shapes(*shapes)
 
 
-def broadcast_to(x, /, shape):
-    """A view of ``x`` broadcast to ``shape`` (new and size-1 dims get stride 0)."""
+def broadcast_to(x=None, /, shape=None, *, input=None, size=None):  # noqa: A002
+    """A view of ``x`` broadcast to ``shape`` (new and size-1 dims get stride 0); PyTorch's
+    ``input=`` and ``size=`` are accepted."""
+    if input is not None or size is not None:
+        x = T.pick_input("broadcast_to", x, input)
+        shape = T.pick("broadcast_to", "shape", shape, "size", size)
     require_tensor(x, "broadcast_to")
     shape = _shape_arg(shape, "broadcast_to")
     if any(n < 0 for n in shape):
@@ -144,8 +150,12 @@ def expand_dims(x, /, axis):
     return x._view(L.Layout(shape, strides, lay.offset))
 
 
-def flip(x, /, *, axis=None):
-    """A view of ``x`` reversed along ``axis`` (all axes by default): negative strides."""
+def flip(x=None, /, *, axis=None, input=None, dims=None):  # noqa: A002 (PyTorch's name)
+    """A view of ``x`` reversed along ``axis`` (all axes by default): negative strides.
+    PyTorch's ``input=`` and ``dims=`` are accepted."""
+    if input is not None or dims is not None:
+        x = T.pick_input("flip", x, input)
+        axis = T.pick("flip", "axis", axis, "dims", dims)
     require_tensor(x, "flip")
     return x._view(L.flip(x._layout, _axes(axis, x.ndim)))
 
@@ -162,8 +172,10 @@ def permute_dims(x, /, axes):
     return x._view(L.permute(x._layout, axes))
 
 
-def moveaxis(x, source, destination, /):
+def moveaxis(x=None, /, source=None, destination=None, *, input=None):  # noqa: A002
     """A view of ``x`` with axes ``source`` moved to positions ``destination``."""
+    if input is not None:
+        x = T.pick_input("moveaxis", x, input)
     require_tensor(x, "moveaxis")
     ndim = x.ndim
     src = _axes(source, ndim)
@@ -179,8 +191,19 @@ def moveaxis(x, source, destination, /):
     return x._view(L.permute(x._layout, order))
 
 
-def squeeze(x, /, axis):
-    """A view of ``x`` without the size-1 axes ``axis`` (ValueError for other sizes)."""
+def squeeze(x=None, /, axis=None, *, dim=None, input=None, out=None):  # noqa: A002
+    """A view of ``x`` without the size-1 axes ``axis`` (ValueError for other sizes).
+
+    With PyTorch's keywords (``dim=``, ``input=``, ``out=``), PyTorch's meaning: axes of
+    another size in ``dim`` are left as they are, and no ``dim`` squeezes every size-1
+    axis.
+    """
+    if dim is not None or input is not None or out is not None:
+        x = require_tensor(T.pick_input("squeeze", x, input), "squeeze")
+        dims = T.pick("squeeze", "axis", axis, "dim", dim)
+        dims = range(x.ndim) if dims is None else _axes(dims, x.ndim)
+        result = squeeze(x, tuple(d for d in dims if x.shape[d] == 1))
+        return result if out is None else T.into("squeeze", result, out)
     require_tensor(x, "squeeze")
     return x._view(L.squeeze(x._layout, _axes(axis, x.ndim), strict=True))
 
@@ -204,11 +227,13 @@ def _reshaped(x, shape):
     return x.reshape(shape)
 
 
-def reshape(x, /, shape, *, copy=None):
+def reshape(x=None, /, shape=None, *, copy=None, input=None):  # noqa: A002 (PyTorch's name)
     """``x`` with a new shape: a view when the layout allows, else a contiguous copy.
 
     ``copy=True`` always copies; ``copy=False`` raises ValueError when no view exists.
     """
+    if input is not None:
+        x = T.pick_input("reshape", x, input)
     require_tensor(x, "reshape")
     shape = L.infer_shape(_shape_arg(shape, "reshape"), x._layout.numel)
     if not copy:
@@ -236,8 +261,13 @@ def _concat(*args):
     return jnp.concatenate([x.astype(dtype) for x in xs], axis=axis)
 
 
-def concat(arrays, /, *, axis=0):
-    """Join ``arrays`` along an existing ``axis`` (flattened first when ``axis`` is None)."""
+def concat(arrays, /, *, axis=0, dim=None, out=None):
+    """Join ``arrays`` along an existing ``axis`` (flattened first when ``axis`` is None);
+    PyTorch's ``dim=`` and ``out=`` are accepted."""
+    if dim is not None or out is not None:
+        axis = T.pick("concat", "axis", axis, "dim", dim, 0)
+        result = concat(arrays, axis=axis)
+        return result if out is None else T.into("concat", result, out)
     dtype = _sequence(arrays, "concat")
     arrays = tuple(arrays)
     if axis is not None:
@@ -266,8 +296,13 @@ def _stack(*args):
     return jnp.stack([x.astype(dtype) for x in xs], axis=axis)
 
 
-def stack(arrays, /, *, axis=0):
-    """Join equally shaped ``arrays`` along a new ``axis``."""
+def stack(arrays, /, *, axis=0, dim=None, out=None):
+    """Join equally shaped ``arrays`` along a new ``axis``; PyTorch's ``dim=`` and
+    ``out=`` are accepted."""
+    if dim is not None or out is not None:
+        axis = T.pick("stack", "axis", axis, "dim", dim, 0)
+        result = stack(arrays, axis=axis)
+        return result if out is None else T.into("stack", result, out)
     dtype = _sequence(arrays, "stack")
     arrays = tuple(arrays)
     shape = arrays[0].shape
@@ -305,7 +340,8 @@ def repeat(x, repeats, /, *, axis=None):
 
     An array of ``repeats`` makes the output shape depend on its values: their sum
     is copied to the host once (a device synchronization), and they cannot be
-    traced values inside ``arraykit.jit``.
+    traced values inside ``arraykit.jit``. CPU tensors are then repeated by NumPy
+    (:mod:`arraykit.host_results`: no compilation per shape).
     """
     require_tensor(x, "repeat")
     if axis is not None:
@@ -330,10 +366,23 @@ def repeat(x, repeats, /, *, axis=None):
             "repeat: an array of repeats must hold concrete values (the output shape "
             "depends on them); pass a Python int or compute repeats outside the trace"
         )
+    values = host_results.host_values(x, repeats)
+    if values is not None:
+        return _repeat_on_host(*values, axis, size, x.device)
     total, lowest = apply(_repeat_counts, (repeats,), (size,)).tolist()
     if lowest < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
     return apply(_repeat_array, (x, repeats), (axis, size, total))
+
+
+def _repeat_on_host(x, repeats, axis, size, device):
+    """:func:`repeat` of a CPU tensor by an array of repeats, computed by NumPy."""
+    repeats = np.broadcast_to(repeats.reshape(-1), (size,)).astype(np.int64)
+    lowest = int(repeats.min(initial=0))
+    if lowest < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got a repeat of {lowest}")
+    out = np.repeat(x.reshape(-1) if axis is None else x, repeats, axis=0 if axis is None else axis)
+    return host_results.to_tensors([out], device)[0]
 
 
 def _roll(x, *args):
@@ -345,11 +394,16 @@ def _roll(x, *args):
     return x
 
 
-def roll(x, /, shift, *, axis=None):
+def roll(x=None, /, shift=None, *, axis=None, input=None, shifts=None, dims=None):  # noqa: A002
     """``x`` with elements shifted cyclically by ``shift`` along ``axis`` (flattened if None).
 
     Shifts are passed to the kernel as values, so a new shift does not recompile.
+    PyTorch's ``input=``, ``shifts=`` and ``dims=`` are accepted.
     """
+    if input is not None or shifts is not None or dims is not None:
+        x = T.pick_input("roll", x, input)
+        shift = T.pick("roll", "shift", shift, "shifts", shifts)
+        axis = T.pick("roll", "axis", axis, "dims", dims)
     require_tensor(x, "roll")
     shifts = tuple(operator.index(s) for s in shift) if isinstance(shift, (tuple, list)) else (operator.index(shift),)
     if axis is None:
@@ -380,8 +434,12 @@ def _tile(x, reps):
     return jnp.tile(x, reps)
 
 
-def tile(x, repetitions, /):
-    """``x`` repeated ``repetitions[i]`` times along each axis (shorter side padded with 1s)."""
+def tile(x=None, repetitions=None, /, *, input=None, dims=None):  # noqa: A002 (PyTorch's name)
+    """``x`` repeated ``repetitions[i]`` times along each axis (shorter side padded with 1s);
+    PyTorch's ``input=`` and ``dims=`` are accepted."""
+    if input is not None or dims is not None:
+        x = T.pick_input("tile", x, input)
+        repetitions = T.pick("tile", "repetitions", repetitions, "dims", dims)
     require_tensor(x, "tile")
     reps = _shape_arg(repetitions, "tile")
     if any(r < 0 for r in reps):

@@ -1,8 +1,11 @@
 """Linear algebra functions of the array API main namespace.
 
 ``matmul``, ``tensordot`` and ``vecdot`` promote their operands with the
-standard's table and contract at ``Precision.HIGHEST`` (full float32 products on
-every backend, so results match NumPy closely). ``matrix_transpose`` is a view.
+standard's table and contract at the precision of
+:func:`arraykit.set_float32_matmul_precision` (default ``"highest"``: full float32
+products on every backend, so results match NumPy closely); under
+:class:`arraykit.autocast` matmul and vecdot compute in its lower-precision dtype.
+``matrix_transpose`` is a view.
 """
 
 from __future__ import annotations
@@ -18,22 +21,31 @@ from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors import namespace_registry
 from ..tensors.tensor_type import Tensor
+from . import torch_keywords as T
+from ..core import precision as P
+from .autocasting import coerce
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
 
-def _matmul(a, b, dtype):
-    return jnp.matmul(a.astype(dtype), b.astype(dtype), precision=HIGHEST)
+def _matmul(a, b, dtype, precision):
+    return jnp.matmul(a.astype(dtype), b.astype(dtype), precision=precision)
 
 
-def _tensordot(a, b, axes1, axes2, dtype):
-    return jnp.tensordot(a.astype(dtype), b.astype(dtype), (axes1, axes2), precision=HIGHEST)
+def _tensordot(a, b, axes1, axes2, dtype, precision):
+    return jnp.tensordot(a.astype(dtype), b.astype(dtype), (axes1, axes2), precision=precision)
 
 
-def _vecdot(a, b, axis, dtype):
-    return jnp.vecdot(a.astype(dtype), b.astype(dtype), axis=axis, precision=HIGHEST)
+def _vecdot(a, b, axis, dtype, precision):
+    return jnp.vecdot(a.astype(dtype), b.astype(dtype), axis=axis, precision=precision)
+
+
+def _precision(dtype, x):
+    """The contraction precision for ``dtype`` operands on ``x``'s device (a static
+    kernel argument, so part of the kernel's cache key)."""
+    return P.dot_precision(dtype.np, x._storage.device)
 
 
 def numeric_pair(x1, x2, name):
@@ -62,9 +74,15 @@ def _batch_shape(s1, s2, name):
         ) from None
 
 
-def matmul(x1, x2, /):
-    """Matrix product with NumPy's ``@`` rules (1-D operands are promoted and squeezed)."""
+def matmul(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
+    """Matrix product with NumPy's ``@`` rules (1-D operands are promoted and squeezed);
+    PyTorch's ``input=``, ``other=`` and ``out=`` are read only when given."""
+    if input is not None or other is not None or out is not None:
+        result = matmul(*T.pick_pair("matmul", x1, x2, input, other))
+        return result if out is None else T.into("matmul", result, out)
     dtype = numeric_pair(x1, x2, "matmul")
+    x1, x2 = coerce("matmul", x1, x2)
+    dtype = D.promote(x1._dtype, x2._dtype)
     s1, s2 = x1._layout.shape, x2._layout.shape
     if not s1 or not s2:
         raise ValueError(
@@ -80,7 +98,7 @@ def matmul(x1, x2, /):
         )
     if len(s1) > 2 or len(s2) > 2:
         _batch_shape(s1 if len(s1) > 1 else (1,) + s1, s2 if len(s2) > 1 else s2 + (1,), "matmul")
-    return apply(_matmul, (x1, x2), (dtype.np,))
+    return apply(_matmul, (x1, x2), (dtype.np, _precision(dtype, x1)))
 
 
 def matrix_transpose(x, /):
@@ -96,8 +114,12 @@ def _axis_list(axes, ndim, which):
     return (L.normalize_dim(axes, ndim, f"axis of {which}"),)
 
 
-def tensordot(x1, x2, /, *, axes=2):
-    """Contract the given axes of ``x1`` and ``x2`` (an int ``N``: last N of x1 with first N of x2)."""
+def tensordot(x1, x2, /, *, axes=2, dims=None, out=None):
+    """Contract the given axes of ``x1`` and ``x2`` (an int ``N``: last N of x1 with first
+    N of x2); PyTorch's ``dims=`` (for ``axes``) and ``out=`` are accepted."""
+    if dims is not None or out is not None:
+        result = tensordot(x1, x2, axes=T.pick("tensordot", "axes", axes, "dims", dims, 2))
+        return result if out is None else T.into("tensordot", result, out)
     dtype = numeric_pair(x1, x2, "tensordot")
     s1, s2 = x1._layout.shape, x2._layout.shape
     if isinstance(axes, (tuple, list)):
@@ -127,7 +149,7 @@ def tensordot(x1, x2, /, *, axes=2):
                 f"tensordot: shapes {s1} and {s2} do not match on the contracted axes: "
                 f"axis {i} of x1 has size {s1[i]}, axis {j} of x2 has size {s2[j]}"
             )
-    return apply(_tensordot, (x1, x2), (a1, a2, dtype.np))
+    return apply(_tensordot, (x1, x2), (a1, a2, dtype.np, _precision(dtype, x1)))
 
 
 def vector_axis(x1, x2, axis, name):
@@ -160,9 +182,11 @@ def vector_axis(x1, x2, axis, name):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """Dot products ``sum(conj(x1) * x2)`` along ``axis`` (other dims broadcast)."""
-    dtype = numeric_pair(x1, x2, "vecdot")
+    numeric_pair(x1, x2, "vecdot")
+    x1, x2 = coerce("vecdot", x1, x2)
+    dtype = D.promote(x1._dtype, x2._dtype)
     axis = vector_axis(x1, x2, axis, "vecdot")
-    return apply(_vecdot, (x1, x2), (axis, dtype.np))
+    return apply(_vecdot, (x1, x2), (axis, dtype.np, _precision(dtype, x1)))
 
 
 namespace_registry.register(matmul=matmul)

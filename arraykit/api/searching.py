@@ -4,8 +4,9 @@ searchsorted and where.
 ``nonzero`` has a data-dependent shape: one kernel counts the non-zero elements,
 the count is synchronised to the host once, and a second kernel produces the
 indices into buffers of that count rounded up to a power of two (see
-:func:`bucket`); the results are views of the exact length. It cannot run under a
-JAX trace. Every index result
+:func:`bucket`); the results are views of the exact length. A CPU tensor's indices
+are computed by NumPy instead (:mod:`arraykit.host_results`: no compilation). It
+cannot run under a JAX trace. Every index result
 has the default index dtype ``int64``.
 """
 
@@ -21,12 +22,18 @@ from ..core.devices import check_same_device
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
+from . import torch_keywords as T
+from . import host_results
+from ..core import deferred_checks
 from .elementwise import _operands
 from .statistical import _axes, _check_nonempty, _check_ordered
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 _INDEX = np.dtype(np.int64)
+# jnp.searchsorted's binary search unrolled (log2(n) steps): the same results as its
+# default loop, and about half the compile time of a new shape on the CPU
+SEARCH_METHOD = "scan_unrolled"
 
 
 def bucket(n):
@@ -85,7 +92,7 @@ def _where(c, a, b, np_dtype):
 def _searchsorted(a, v, side, np_dtype):
     (ka,) = O.sort_keys(a.astype(np_dtype))
     (kv,) = O.sort_keys(v.astype(np_dtype))
-    return jnp.searchsorted(ka, kv, side=side).astype(_INDEX)
+    return jnp.searchsorted(ka, kv, side=side, method=SEARCH_METHOD).astype(_INDEX)
 
 
 def _searchsorted_sorter(a, v, sorter, side, np_dtype):
@@ -115,28 +122,46 @@ def _arg_reduce(body, x, axis, keepdims, name):
     return apply(body, (x,), (axis, bool(keepdims)))
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
+def argmax(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Index of the first maximum along ``axis`` (of the flattened tensor by default)."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(argmax, "argmax", x, input, axis, keepdims, dim, keepdim, out)
     return _arg_reduce(_argmax, x, axis, keepdims, "argmax")
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
+def argmin(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Index of the first minimum along ``axis`` (of the flattened tensor by default)."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(argmin, "argmin", x, input, axis, keepdims, dim, keepdim, out)
     return _arg_reduce(_argmin, x, axis, keepdims, "argmin")
 
 
-def count_nonzero(x, /, *, axis=None, keepdims=False):
+def count_nonzero(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Number of non-zero (for bool: true) elements over ``axis``."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(count_nonzero, "count_nonzero", x, input, axis, keepdims, dim,
+                           keepdim, out)
     require_tensor(x, "count_nonzero")
     return apply(_count_nonzero, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
-def nonzero(x, /, *, as_tuple=True):
+def nonzero(x=None, /, *, as_tuple=None, input=None, out=None):  # noqa: A002
     """Indices of the non-zero elements, one index tensor per dimension (C order).
 
     ``as_tuple=False`` (PyTorch's default for ``torch.nonzero``, not the standard's)
-    gives them as one ``(count, x.ndim)`` tensor instead, a 0-d ``x`` included.
+    gives them as one ``(count, x.ndim)`` tensor instead, a 0-d ``x`` included; it is
+    the default when PyTorch's ``input=`` or ``out=`` is given.
     """
+    if input is not None or out is not None:  # PyTorch's keywords, PyTorch's default
+        as_tuple = False if as_tuple is None else as_tuple
+        return T.forward(nonzero, "nonzero", x, input, out, as_tuple=as_tuple)
+    as_tuple = True if as_tuple is None else as_tuple
     require_tensor(x, "nonzero")
     if x.ndim == 0 and as_tuple:
         raise ValueError("nonzero() needs a tensor with at least one dimension, got a 0-d tensor")
@@ -145,19 +170,30 @@ def nonzero(x, /, *, as_tuple=True):
             "nonzero() has a data-dependent output shape and cannot run under a JAX "
             "trace; use arraykit.where or a mask multiply instead"
         )
+    values = host_results.host_values(x)
+    if values is not None:
+        found = (np.argwhere(values[0]),) if not as_tuple else np.nonzero(values[0])
+        found = host_results.to_tensors([f.astype(_INDEX) for f in found], x.device)
+        return found[0] if not as_tuple else tuple(found)
     count = int(apply(_count_nonzero, (x,), (tuple(range(x.ndim)), False)).item())
     if not as_tuple:
         return apply(_argwhere, (x,), (bucket(count),))[:count]
     return tuple(t[:count] for t in apply(_nonzero, (x,), (bucket(count),), multiple=True))
 
 
-def where(condition, x1=None, x2=None, /):
+def where(condition, x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
     """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast).
 
     ``x1`` and ``x2`` may be Python scalars (not both); the result dtype follows the
     standard's promotion rules. A non-boolean ``condition`` is tested for non-zero.
-    ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`.
+    ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`. PyTorch's
+    ``input=``, ``other=`` (for ``x1``, ``x2``) and ``out=`` are read only when given.
     """
+    if input is not None or other is not None or out is not None:
+        if input is not None or other is not None:
+            x1, x2 = T.pick_pair("where", x1, x2, input, other)
+        result = where(condition, x1, x2)
+        return result if out is None else T.into("where", result, out)
     require_tensor(condition, "where")
     if x1 is None and x2 is None:
         return nonzero(condition)
@@ -173,12 +209,22 @@ def where(condition, x1=None, x2=None, /):
     return apply(_where, (condition, a, b), (dtype.np,))
 
 
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
+def searchsorted(x1=None, x2=None, /, *, side="left", sorter=None, sorted_sequence=None,
+                 input=None, right=None, out=None):  # noqa: A002 (PyTorch's names)
     """Insertion indices of ``x2`` into the ascending 1-D ``x1`` (or ``x1[sorter]``).
 
     Values are compared exactly as :func:`arraykit.sort` orders them (NaNs last). ``sorter`` entries outside
-    ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy).
+    ``[0, x1.shape[0])`` raise ``ValueError`` (NumPy). PyTorch's ``sorted_sequence=``
+    (``x1``), ``input=`` (``x2``), ``right=`` and ``out=`` are read only when given.
     """
+    if sorted_sequence is not None or input is not None or right is not None or out is not None:
+        x1 = T.pick("searchsorted", "x1", x1, "sorted_sequence", sorted_sequence)
+        x2 = T.pick("searchsorted", "x2", x2, "input", input)
+        if right is not None:
+            side = T.pick("searchsorted", "side", side, "right", "right" if right else "left",
+                          "left")
+        result = searchsorted(x1, x2, side=side, sorter=sorter)
+        return result if out is None else T.into("searchsorted", result, out)
     require_tensor(x1, "searchsorted")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted() expects a 1-D x1, got shape {x1.shape}")
@@ -208,10 +254,19 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     out, bounds = apply(
         _searchsorted_sorter_checked, (x1, x2, sorter), (side, dtype.np), multiple=True
     )
-    lo, hi = bounds.tolist()
-    if lo < 0 or hi >= x1.size:
+    size = x1.size
+
+    def error_of(host_bounds):
+        lo, hi = host_bounds.tolist()
+        if lo >= 0 and hi < size:
+            return None
         bad = lo if lo < 0 else hi
-        raise ValueError(
-            f"searchsorted() sorter index {bad} is out of range for x1 of size {x1.size}"
-        )
+        return ValueError(f"searchsorted() sorter index {bad} is out of range for x1 of size {size}")
+
+    if deferred_checks.deferring(sorter.device):
+        deferred_checks.defer(bounds._storage.buffer, error_of)
+        return out
+    error = error_of(bounds.numpy())
+    if error is not None:
+        raise error
     return out

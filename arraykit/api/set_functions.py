@@ -8,6 +8,8 @@ whose static size is that number rounded up to a power of two (so at most
 log2(size) programs are compiled per input layout), and the results are views of
 the exact length. Uniqueness follows value equality: every NaN is distinct, ``-0.0`` and
 ``0.0`` are one value. Values come out in ascending order (NaNs last).
+CPU tensors skip both kernels: NumPy computes the same results on the host (see
+:mod:`arraykit.host_results`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from ..core.devices import check_same_device
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
-from .searching import bucket
+from . import host_results
+from .searching import SEARCH_METHOD, bucket
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -82,12 +85,12 @@ def _isin(a, b, invert, np_dtype):
         found = jnp.zeros(a.shape, bool)
     elif jnp.iscomplexobj(a):
         b = jnp.sort(b)
-        idx = jnp.searchsorted(b, a)
+        idx = jnp.searchsorted(b, a, method=SEARCH_METHOD)
         found = b[jnp.minimum(idx, b.shape[0] - 1)] == a
     else:
         (ka,) = O.sort_keys(a)
         kb = jnp.sort(O.sort_keys(b)[0])
-        idx = jnp.searchsorted(kb, ka)
+        idx = jnp.searchsorted(kb, ka, method=SEARCH_METHOD)
         found = (kb[jnp.minimum(idx, kb.shape[0] - 1)] == ka) & ~O.has_nan(a)
     return ~found if invert else found
 
@@ -101,6 +104,9 @@ def _unique_parts(x, what, name):
         raise TypeError(
             f"{name}() has a data-dependent output shape and cannot run under a JAX trace"
         )
+    values = host_results.host_values(x)
+    if values is not None:
+        return host_results.to_tensors(host_results.unique(values[0], what), x.device)
     s, perm, starts, count = apply(_runs, (x,), (), multiple=True)
     n = int(count.item())
     parts = apply(_unique, (s, perm, starts), (bucket(n), x.shape, what), multiple=True)

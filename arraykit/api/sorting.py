@@ -1,4 +1,4 @@
-"""Sorting functions of the array API: argsort and sort.
+"""Sorting functions of the array API (argsort and sort) and PyTorch's ``topk``.
 
 Sorts are stable by default; a stable descending sort keeps equal elements in
 their original order. Values are ordered exactly as NumPy orders them, on every
@@ -11,6 +11,10 @@ and -1).
 
 from __future__ import annotations
 
+import collections
+import operator
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -18,8 +22,13 @@ from ..core import layout as L
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
+from . import torch_keywords as T
+from .indexing import take_along_axis
 
-__all__ = ["argsort", "sort"]
+__all__ = ["argsort", "sort", "topk"]
+
+TopK = collections.namedtuple("topk", ["values", "indices"])
+TopK.__doc__ = "``(values, indices)`` of :func:`topk` (PyTorch's ``torch.return_types.topk``)."
 
 
 def _sort(x, axis, descending, stable):
@@ -40,11 +49,56 @@ def _prepare(x, axis, descending, stable, name):
     return (axis, bool(descending), bool(stable))
 
 
-def sort(x, /, *, axis=-1, descending=False, stable=True):
-    """A sorted copy of ``x`` along ``axis``."""
+def sort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None, input=None,  # noqa: A002
+         out=None):
+    """A sorted copy of ``x`` along ``axis``.
+
+    With PyTorch's keywords (``dim=``, ``input=``, ``out=``), PyTorch's result: a
+    ``(values, indices)`` named tuple, as ``x.sort(dim)``.
+    """
+    if dim is not None or input is not None or out is not None:
+        x = require_tensor(T.pick_input("sort", x, input), "sort")
+        result = x.sort(T.pick("sort", "axis", axis, "dim", dim, -1), descending, stable)
+        return result if out is None else T.into_each("sort", result, out)
     return apply(_sort, (x,), _prepare(x, axis, descending, stable, "sort"))
 
 
-def argsort(x, /, *, axis=-1, descending=False, stable=True):
-    """Indices that sort ``x`` along ``axis`` (default index dtype)."""
+def argsort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None,  # noqa: A002
+            input=None):
+    """Indices that sort ``x`` along ``axis`` (default index dtype); PyTorch's ``dim=``
+    and ``input=`` are accepted."""
+    if dim is not None or input is not None:
+        x = T.pick_input("argsort", x, input)
+        axis = T.pick("argsort", "axis", axis, "dim", dim, -1)
     return apply(_argsort, (x,), _prepare(x, axis, descending, stable, "argsort"))
+
+
+def _topk_indices(x, k, axis, largest):
+    if x.ndim == 0:
+        return jnp.zeros((k,), np.int64).reshape(()) if k else jnp.zeros((0,), np.int64)
+    if jnp.iscomplexobj(x):
+        raise TypeError("topk: complex tensors have no order")
+    (key,) = O.sort_keys(x)  # NaN is the largest value, as in PyTorch
+    if not largest:
+        key = ~key
+    moved = jnp.moveaxis(key, axis, -1)
+    _, indices = jax.lax.top_k(moved, k)  # ties: the lower index first
+    return jnp.moveaxis(indices.astype(np.int64), -1, axis)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (or, ``largest=False``, smallest) elements of ``input`` along
+    ``dim`` and their indices, as ``torch.topk``: a ``(values, indices)`` named tuple,
+    values in order (largest first; ``sorted=False`` gives the same order). NaN counts
+    as larger than every number; among equal values the lower index comes first.
+    Differentiable in ``values``."""
+    require_tensor(input, "topk")
+    k = operator.index(k)
+    axis = L.normalize_dim(dim, max(input.ndim, 1), "dim")
+    size = input.shape[axis] if input.ndim else 1
+    if not 0 <= k <= size:
+        raise IndexError(f"topk: k={k} is out of range for dimension {dim} of size {size}")
+    indices = apply(_topk_indices, (input,), (k, axis, bool(largest)))
+    if input.ndim == 0:
+        return TopK(input.clone() if k else input.reshape(1)[:0], indices)
+    return TopK(take_along_axis(input, indices, axis=axis), indices)

@@ -8,6 +8,11 @@ compute in ``float64``; of complex inputs, ``var``/``std`` return the real dtype
 (NumPy). ``max``/``min`` over zero elements raise ``ValueError`` (NumPy); where a
 result is zero they recompute it from exact ordering keys
 (:mod:`arraykit.kernels.ordering`), so subnormals count on every platform.
+
+PyTorch's spellings (``dim=``, ``keepdim=``, ``input=``, ``out=``; see
+:mod:`.torch_keywords`) are read only when given, and then bring PyTorch's meaning:
+``max``/``min`` over one ``dim`` return ``(values, indices)``, ``var``/``std`` default
+to ``correction=1``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from ..core import layout as L
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
+from . import torch_keywords as T
+from .dtype_functions import astype
+from .autocasting import coerce
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
@@ -160,22 +168,38 @@ def _cumprod(x, axis, include_initial, np_dtype):
 # ----------------------------------------------------------------------------- reductions
 
 
-def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+def sum(x=None, /, *, axis=None, dtype=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(sum, "sum", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
     require_tensor(x, "sum")
+    if dtype is None:
+        (x,) = coerce("sum", x)
     dtype = _result_dtype(x, dtype, "sum")
     return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+def prod(x=None, /, *, axis=None, dtype=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(prod, "prod", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
     require_tensor(x, "prod")
+    if dtype is None:
+        (x,) = coerce("prod", x)
     dtype = _result_dtype(x, dtype, "prod")
     return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
 
-def max(x, /, *, axis=None, keepdims=False):
+def max(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Maximum over ``axis``; NaNs propagate; ValueError over zero elements."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return _torch_extreme("max", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "max")
     _check_ordered(x._dtype, "max")
     axes = _axes(axis, x.ndim)
@@ -183,8 +207,12 @@ def max(x, /, *, axis=None, keepdims=False):
     return apply(_max, (x,), (axes, bool(keepdims)))
 
 
-def min(x, /, *, axis=None, keepdims=False):
+def min(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Minimum over ``axis``; NaNs propagate; ValueError over zero elements."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return _torch_extreme("min", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "min")
     _check_ordered(x._dtype, "min")
     axes = _axes(axis, x.ndim)
@@ -202,14 +230,41 @@ def _float_dtypes(x, name):
     return x._dtype, x._dtype
 
 
-def mean(x, /, *, axis=None, keepdims=False):
+def mean(x=None, /, *, axis=None, keepdims=False, dtype=None,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Arithmetic mean over ``axis`` (NaN over zero elements).
 
-    Integer and boolean inputs give the default floating dtype.
+    Integer and boolean inputs give the default floating dtype; ``dtype=`` (PyTorch's)
+    casts the input to a floating dtype first.
     """
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(mean, "mean", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
     require_tensor(x, "mean")
+    if dtype is not None:
+        x = _cast_for_mean(x, dtype)
     compute, out = _float_dtypes(x, "mean")
     return apply(_mean, (x,), (_axes(axis, x.ndim), bool(keepdims), compute.np, out.np))
+
+
+def _cast_for_mean(x, dtype):
+    """``x`` in ``dtype`` for ``mean(dtype=)``, which must be floating (as PyTorch's)."""
+    dtype = D.as_dtype(dtype)
+    if dtype.kind not in ("float", "complex"):
+        raise TypeError(f"mean(): dtype= must be a floating-point dtype, got {dtype}")
+    return astype(x, dtype)
+
+
+def _torch_extreme(name, x, input, axis, keepdims, dim, keepdim, out):  # noqa: A002
+    """``max``/``min`` with PyTorch's spellings: over one ``dim``, PyTorch's
+    ``(values, indices)`` named tuple (the method ``x.max(dim)``), else the reduction."""
+    x = T.pick_input(name, x, input)
+    axis, keepdims = T.reduction_axes(name, axis, keepdims, dim, keepdim)
+    if dim is not None and not isinstance(axis, tuple):
+        result = getattr(require_tensor(x, name), name)(axis, keepdims)
+        return result if out is None else T.into_each(name, result, out)
+    result = (max if name == "max" else min)(x, axis=axis, keepdims=keepdims)
+    return result if out is None else T.into(name, result, out)
 
 
 def _moment(x, axis, correction, keepdims, root, name):
@@ -228,14 +283,24 @@ def _moment(x, axis, correction, keepdims, root, name):
     )
 
 
-def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+def var(x=None, /, *, axis=None, correction=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Variance over ``axis`` with divisor ``M - correction`` (NaN when that is <= 0)."""
-    return _moment(x, axis, correction, keepdims, False, "var")
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(var, "var", x, input, axis, keepdims, dim, keepdim, out,
+                           correction=1 if correction is None else correction)
+    return _moment(x, axis, 0.0 if correction is None else correction, keepdims, False, "var")
 
 
-def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+def std(x=None, /, *, axis=None, correction=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Standard deviation over ``axis`` with divisor ``M - correction`` (NaN when <= 0)."""
-    return _moment(x, axis, correction, keepdims, True, "std")
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(std, "std", x, input, axis, keepdims, dim, keepdim, out,
+                           correction=1 if correction is None else correction)
+    return _moment(x, axis, 0.0 if correction is None else correction, keepdims, True, "std")
 
 
 # ----------------------------------------------------------------------------- cumulative
@@ -255,6 +320,8 @@ def _cumulative(body, x, axis, dtype, include_initial, name):
         axis = 0
     else:
         axis = L.normalize_dim(axis, ndim, "axis")
+    if dtype is None:
+        (x,) = coerce(name, x)
     dtype = _result_dtype(x, dtype, name)
     return apply(body, (x,), (axis, bool(include_initial), dtype.np))
 

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 
 from ..autograd.mode import is_grad_enabled
 from ..core import dtypes as D
+from ..core import layout as L
 from ..core.devices import as_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import (
@@ -55,7 +56,7 @@ from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
 from .dtype_functions import astype
-from .indexing import take_along_axis
+from .indexing import take_along_axis, take_flat
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
@@ -190,6 +191,11 @@ def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     return ValuesIndices(values, indices)
 
 
+def _topk(self, k, dim=-1, largest=True, sorted=True):
+    return SO.topk(self, k, dim, largest, sorted)
+
+
+_attach("topk", _topk, "``x.topk(k, dim=-1, largest=True, sorted=True)``: :func:`arraykit.topk`.")
 _attach("argsort", _argsort, "``x.argsort(dim=-1, descending=False)``: :func:`arraykit.argsort` "
         "(always stable, which is one of the orders ``stable=False`` allows).")
 _attach("sort", _sort, "``x.sort(dim=-1, descending=False)``: a ``(values, indices)`` named "
@@ -356,6 +362,45 @@ _attach("reshape_as", lambda self, other: self.reshape(other.shape),
         "``x.reshape_as(other)``: ``x.reshape(other.shape)``.")
 _attach("repeat", _repeat, "``x.repeat(*sizes)``: ``x`` tiled ``sizes[i]`` times along each "
         "dimension (PyTorch's repeat is :func:`arraykit.tile`; at least ``x.ndim`` sizes).")
+_attach("take", take_flat, "``x.take(index)``: elements of ``x`` read as flat at ``index`` "
+        "(any shape), shaped like ``index`` (``torch.take``).")
+
+
+def _split(self, split_size_or_sections, dim=0):
+    dim = L.normalize_dim(dim, self.ndim, "dim")
+    size = self.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and not (step == 0 and size == 0):
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        lengths = [min(step, size - start) for start in range(0, size, step)] if size else [0]
+    else:
+        lengths = [int(n) for n in split_size_or_sections]
+        if sum(lengths) != size or any(n < 0 for n in lengths):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                f"at dimension {dim}), but got split_sizes={lengths}"
+            )
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]
+    return tuple(self.narrow(dim, start, n) for start, n in zip(starts, lengths))
+
+
+def _chunk(self, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = self.shape[L.normalize_dim(dim, self.ndim, "dim")]
+    return _split(self, max(-(-size // chunks), 1), dim)
+
+
+def _unbind(self, dim=0):
+    dim = L.normalize_dim(dim, self.ndim, "dim")
+    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+
+_attach("split", _split, "``x.split(size_or_sizes, dim=0)``: views of ``x`` along ``dim``, each "
+        "``size`` long (the last shorter) or of the listed sizes, as PyTorch.")
+_attach("chunk", _chunk, "``x.chunk(chunks, dim=0)``: ``x.split(ceil(n / chunks), dim)`` (views).")
+_attach("unbind", _unbind, "``x.unbind(dim=0)``: the views ``x.select(dim, i)`` for every ``i``.")
 _triangle_method("triu", C.triu)
 _triangle_method("tril", C.tril)
 _inplace_twin("triu")

@@ -13,6 +13,7 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
+from . import torch_keywords as T
 from .creation import from_numpy
 from .manipulation import _axes, _axis
 
@@ -43,14 +44,22 @@ def _any(x, axis, keepdims):
     return jnp.any(_truth(x), axis=axis, keepdims=keepdims)
 
 
-def all(x, /, *, axis=None, keepdims=False):
+def all(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Whether every element along ``axis`` (all axes by default) is nonzero; True if empty."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(all, "all", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "all")
     return apply(_all, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
 
-def any(x, /, *, axis=None, keepdims=False):
+def any(x=None, /, *, axis=None, keepdims=False,
+    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+):
     """Whether some element along ``axis`` (all axes by default) is nonzero; False if empty."""
+    if dim is not None or keepdim is not None or input is not None or out is not None:
+        return T.reduction(any, "any", x, input, axis, keepdims, dim, keepdim, out)
     require_tensor(x, "any")
     return apply(_any, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
@@ -89,14 +98,18 @@ def _edge(value, x, axis, name, dtype):
     return value, dtype
 
 
-def diff(x, /, n=1, axis=-1, prepend=None, append=None):
+def diff(x=None, /, n=1, axis=-1, prepend=None, append=None, *, dim=None, input=None,  # noqa: A002
+         out=None):
     """The ``n``-th forward difference along ``axis``, after joining ``prepend``/``append``.
 
     Boolean inputs give ``x[i+1] != x[i]`` (as NumPy); mixed dtypes are promoted.
     The standard makes ``n``/``axis`` keyword-only; they are also accepted
     positionally in NumPy's order (``diff(x, 2)``), as libraries written for
-    NumPy call it that way.
+    NumPy call it that way. PyTorch's ``dim=``, ``input=`` and ``out=`` are accepted.
     """
+    if dim is not None or input is not None or out is not None:
+        axis = T.pick("diff", "axis", axis, "dim", dim, -1)
+        return T.forward(diff, "diff", x, input, out, n, axis, prepend, append)
     require_tensor(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff needs an array of at least one dimension, got a 0-d array")

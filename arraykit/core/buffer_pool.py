@@ -57,6 +57,12 @@ def _references_of_a_private_object():
 _PRIVATE_REFS = _references_of_a_private_object() + 1
 
 
+def referenced_elsewhere(buffer, holders=0):
+    """Whether anything references ``buffer`` besides the one slot it was read from
+    (e.g. ``storage._buffer``) and ``holders`` references of the caller's own."""
+    return _reference_count(buffer) > _PRIVATE_REFS + holders
+
+
 def recycle(buffer, device, nbytes):
     """Keep the buffer of a dying storage for reuse, if it is large and private.
 

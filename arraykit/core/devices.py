@@ -3,8 +3,9 @@ data between the host, devices and other libraries (DLPack).
 
 Exports (``__dlpack__``, ``np.asarray``: :mod:`arraykit.kernels.export`) are
 **snapshots**: the consumer sees the values as of the export and keeps them however
-the tensor is written afterwards (the exported buffer is marked shared, so later
-writes copy instead of donating it).
+the tensor is written afterwards (the exported buffer is marked exported: a write copies instead of donating it while
+the export is alive, and donates again once it died; a DLPack export on a GPU,
+whose consumer arraykit cannot follow, marks the buffer shared: never donated).
 Writing into an exported buffer from the consumer's side is undefined, as for JAX
 arrays. Host data brought in by :func:`host_to_device` is copied unless the caller
 asks for an alias, which is then marked shared and never written.
@@ -134,6 +135,12 @@ def sharding_of(device):
     return jax.sharding.SingleDeviceSharding(device)
 
 
+def one_cpu(device):
+    """Whether ``device`` is one CPU device: not a placement over several, whose buffer
+    NumPy cannot view or own (JAX assembles a host copy of it instead)."""
+    return not isinstance(device, Placement) and device.platform == "cpu"
+
+
 def _device_set(device):
     return device.device_set if isinstance(device, Placement) else frozenset((device,))
 
@@ -167,20 +174,44 @@ def pinned(storage):
 
 def placement(target, storage):
     """What ``jax.device_put`` takes to move ``storage``'s buffer into ``target``'s own
-    memory: ``target``, or its ``device`` memory kind for a pinned buffer (JAX refuses
-    to move a host-memory buffer to a bare device)."""
+    memory: ``target`` (a placement's sharding), or its ``device`` memory kind for a
+    pinned buffer (JAX refuses to move a host-memory buffer to a bare device)."""
     if pinned(storage):
-        return jax.sharding.SingleDeviceSharding(target, memory_kind="device")
-    return target
+        return sharding_of(target).with_memory_kind("device")
+    return jax_target(target)
 
 
 def check_same_device(a, b, what="operation"):
     """Raise ValueError naming both devices when ``a`` and ``b`` differ (placements
-    over the same devices are compatible: JAX's sharding rules combine them)."""
+    over the same devices are compatible: JAX's sharding rules combine them).
+
+    A tensor on one device never meets one spread over several implicitly (JAX would
+    replicate an uncommitted array; arraykit's tensors are all committed, as in
+    PyTorch): the error says how to replicate it onto the mesh.
+    """
     if a is not b and a != b and _device_set(a) != _device_set(b):
         raise ValueError(
             f"{what}: expected all tensors to be on the same device, but found {a} and {b}"
+            + _replication_hint(a, b)
         )
+
+
+def _replication_hint(a, b):
+    spread = a if isinstance(a, Placement) else b
+    if isinstance(a, Placement) == isinstance(b, Placement):
+        return ""
+    mesh = getattr(spread.sharding, "mesh", None)
+    replicated = (
+        "NamedSharding(mesh, PartitionSpec())" if mesh is not None
+        else "a sharding over the same devices"
+    )
+    return (
+        f". One is on a single device, the other spread over {len(spread.device_set)} "
+        "devices; arraykit does not replicate implicitly. Place the single-device tensors "
+        f"on the same devices first, replicated: model.to({replicated}) for a module's "
+        f"parameters and buffers (before its optimizer's first step), t.to({replicated}) for "
+        "a tensor"
+    )
 
 
 # ---------------------------------------------------------------------- host -> device
@@ -235,11 +266,13 @@ def import_dlpack(x, device=None, copy=None):
 
     CPU producers are read through NumPy's DLPack consumer; their memory is aliased
     when ``copy`` is not True and JAX can alias it (64-byte-aligned, non-negative
-    strides), else copied. Other devices go through ``jax.dlpack``.
+    strides), else copied. Other devices go through ``jax.dlpack``. Without a
+    ``device`` the tensor stays on the producer's device (a CPU producer gives a CPU
+    tensor whatever the default device is), as the array API asks.
     """
     kind, _ = x.__dlpack_device__()
-    if int(kind) == 1:
-        return import_host(np.from_dlpack(x), device or default_device(), copy)
+    if int(kind) == 1:  # without a device, the producer's (the array API): the CPU
+        return import_host(np.from_dlpack(x), device or _from_string("cpu"), copy)
     arr = jax.dlpack.from_dlpack(x, device=device, copy=copy)
     return arr, L.contiguous(arr.shape), not copy
 

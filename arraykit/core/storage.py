@@ -7,10 +7,19 @@ no cost), so a tensor that covers its whole storage in C order hands JAX its
 buffer as is, without a reshaping copy.
 
 The buffer itself is immutable. A write swaps in a new buffer computed by a
-jitted kernel that *donates* the old one, so XLA updates it in place. A buffer
-that something outside the storage may still reference (a NumPy or DLPack export,
-a JAX array the user handed in or got back) is marked *shared* and never donated:
-that write copies instead, and the exporter keeps a consistent snapshot.
+jitted kernel that *donates* the old one, so XLA updates it in place. Two kinds of
+buffer are not always donated:
+
+* *exported* ones, handed out as they are (a NumPy or DLPack export, a JAX array the
+  user handed in or got back, a pytree leaf given to ``jax.jit``, optax or
+  ``jax.block_until_ready``). A write donates such a buffer only once nothing but
+  the storage references it: while an export is alive the write copies instead (the
+  exporter keeps a consistent snapshot), after it died the write is O(write) again.
+  Exports hold the ``jax.Array`` object itself (NumPy ones through a wrapper), so
+  its reference count tells whether one is alive.
+* *shared* ones, memory that belongs to someone else (a buffer aliasing a NumPy
+  array, a DLPack producer, a memory-mapped file, a DLPack export on a GPU, whose
+  holders arraykit cannot count): never donated, the first write copies.
 
 Exports are snapshots: they hold the values as of the export, never a torn mix.
 
@@ -36,6 +45,7 @@ import numpy as np
 
 from . import buffer_pool
 
+_referenced_elsewhere = buffer_pool.referenced_elsewhere
 _Tracer = jax.core.Tracer
 # device -> list of events in the order its storages come and go: nbytes (>= 0) for a
 # new storage, ~nbytes (< 0) for a released one. Appends are atomic; only _fold removes.
@@ -99,15 +109,18 @@ class Storage:
     ``extremes`` is a cache for index checks: ``(version, layout, smallest, largest)``
     of the elements some layout selected, valid while ``version`` is unchanged.
     ``node`` is the autograd version of the buffer (see :mod:`arraykit.autograd.graph`),
-    None when no gradient flows through this storage.
+    None when no gradient flows through this storage. ``shared`` and ``exported``
+    say who else may hold the buffer (see the module docstring); :meth:`donatable`
+    decides whether a write may donate it.
     """
 
     __slots__ = (
-        "_buffer", "_host", "device", "dtype", "version", "_lock", "shared", "extremes",
+        "_buffer", "_host", "device", "dtype", "version", "_lock", "shared", "exported",
+        "extremes",
         "_counted", "_events", "node", "__weakref__",
     )
 
-    def __init__(self, buffer, dtype, device, shared=False, nbytes=None):
+    def __init__(self, buffer, dtype, device, shared=False, nbytes=None, exported=False):
         self._buffer = buffer
         self._host = None
         self.dtype = dtype
@@ -115,6 +128,7 @@ class Storage:
         self.version = 0
         self._lock = None  # made on first use (most storages are never locked)
         self.shared = shared
+        self.exported = exported
         self.extremes = None
         self.node = None
         if _trace is not None:
@@ -131,6 +145,7 @@ class Storage:
                 _fold()
 
     def __del__(self, _recycle=buffer_pool.recycle, _min_bytes=buffer_pool.MIN_BYTES):
+        # An exported buffer is recycled only if nothing else references it (recycle checks).
         counted = self._counted
         if counted is not None:
             self._events.append(~counted)
@@ -154,10 +169,28 @@ class Storage:
         return self._buffer
 
     def export(self):
-        """The current buffer for a caller that will keep it; it is never donated."""
+        """The current buffer for a caller that will keep it: not donated while the
+        caller (or anything it hands the buffer to) still references it."""
+        with self.lock:
+            self.exported = True
+            return self._buffer
+
+    def share(self):
+        """Mark the buffer as referenced by holders arraykit cannot count: never donated."""
         with self.lock:
             self.shared = True
-            return self._buffer
+
+    def donatable(self, holders=0):
+        """Whether a write may donate the current buffer: it is not shared, and no
+        export of it is alive. ``holders``: references the caller holds itself (e.g.
+        a list of operands). An export found dead is forgotten."""
+        if self.shared:
+            return False
+        if self.exported:
+            if _referenced_elsewhere(self._buffer, holders):
+                return False
+            self.exported = False
+        return True
 
     def host_view(self):
         """Zero-copy, read-only NumPy view of a CPU buffer, kept until the next write.
@@ -216,11 +249,11 @@ class Storage:
         if isinstance(old, jax.core.Tracer):
             self._buffer = kernel(old, *args)
         else:
-            new = (kernel if self.shared else donating_kernel)(old, *args)
+            new = (donating_kernel if self.donatable(1) else kernel)(old, *args)
             if isinstance(new, jax.core.Tracer) and (_trace is None or not _trace.adopt(self, old)):
                 raise _leak_error(self)
             self._buffer = new
-            self.shared = False
+            self.shared = self.exported = False
         self.version += 1
 
     def __repr__(self):

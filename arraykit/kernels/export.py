@@ -4,7 +4,8 @@ a DLPack capsule (:func:`export_dlpack`).
 
 Exports are **snapshots**: the consumer sees the values as of the export and keeps
 them however the tensor is written afterwards (the exported buffer is marked
-shared, so later writes copy instead of donating it). See :mod:`arraykit.core.devices`.
+exported: a write copies instead of donating it while the export is alive, and donates
+again once it died). See :mod:`arraykit.core.devices`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..core import layout as L
 from ..core import x64
-from ..core.devices import put
+from ..core.devices import one_cpu, put
 from . import strided
 
 _read = jax.jit(strided.read, static_argnums=1)
@@ -40,8 +41,8 @@ class _Exported:
 def host_view(tensor, writeable=False):
     """A NumPy view of a CPU tensor's values over its storage (no copy), any layout.
 
-    The storage buffer is exported (never donated afterwards), so the view keeps
-    the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
+    The storage buffer is exported (not donated while the view lives), so the view
+    keeps the values as of this call. ``writeable=True`` is for legacy DLPack consumers,
     which cannot be told that memory is read-only; writing through it is undefined.
     A storage over NumPy memory (:mod:`arraykit.core.host_memory`) gives a view of that
     memory, shared with the tensor, not a snapshot.
@@ -69,8 +70,8 @@ def host_view(tensor, writeable=False):
 def dense_values(tensor):
     """The tensor's values as a jax array of its shape that no storage will donate.
 
-    The storage's own buffer (marked shared) when the tensor is all of it in C
-    order; otherwise one read into a new buffer.
+    The storage's own buffer (marked exported: not donated while the result lives)
+    when the tensor is all of it in C order; otherwise one read into a new buffer.
     """
     st = tensor._storage
     if type(st._buffer) is np.ndarray:  # NumPy memory (arraykit.core.host_memory): a private copy
@@ -111,7 +112,8 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
         return dense_values(tensor).__dlpack__(stream=stream, dl_device=dl_device)
     lay = tensor._layout
     versioned = max_version is not None and tuple(max_version) >= (1, 0)
-    if tensor.device.platform != "cpu":
+    on_cpu = one_cpu(tensor.device)
+    if not on_cpu:
         direct = whole(tensor)
     elif versioned:
         direct = all(s >= 0 for s in lay.strides)
@@ -122,7 +124,7 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
             f"a tensor with layout {lay} on {tensor.device} cannot be exported through "
             "DLPack without a copy, but copy=False"
         )
-    if tensor.device.platform == "cpu":
+    if on_cpu:
         view = host_view(tensor, writeable=not versioned)
         if copy or not direct:
             view = np.array(view, order="C")
@@ -130,4 +132,6 @@ def export_dlpack(tensor, stream=None, max_version=None, dl_device=None, copy=No
     values = dense_values(tensor)
     if copy and whole(tensor):
         values = jnp.array(values, copy=True)
+    elif whole(tensor):
+        tensor._storage.share()  # the capsule's holders are not counted: never donate
     return values.__dlpack__(stream=stream)

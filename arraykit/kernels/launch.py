@@ -357,6 +357,7 @@ def _apply(fn, operands, static, device, multiple):
             bufs.append(x)
     if device is None:
         device = first.device if first is not None else _default_device()
+    _pin_to(device, bufs)
     entry = _KERNELS.get(key)
     if entry is None:
         entry = _apply_entry(key, fn, static, multiple, layouts, bufs, device.platform)
@@ -374,6 +375,33 @@ def _apply(fn, operands, static, device, multiple):
     except (RuntimeError, ValueError) as error:
         outs = _call_again(entry, offsets, operands, layouts, bufs, error)
     return _outputs(entry, outs, device, multiple)
+
+
+def _placed(buf):
+    """Whether a kernel argument fixes where the kernel runs (a committed JAX array,
+    or a tracer: the outer trace decides)."""
+    return isinstance(buf, jax.core.Tracer) or (isinstance(buf, jax.Array) and buf.committed)
+
+
+def _pin_to(device, bufs):
+    """Make a kernel over ``bufs`` run on ``device``.
+
+    JAX runs a jitted call on the devices of its committed array arguments; when
+    every argument is host data (private copies of NumPy memory, values of 0-d CPU
+    views) or an uncommitted array (cached Python scalars), it runs on JAX's default
+    device instead, and the result would claim to
+    be on ``device`` while living elsewhere (the GPU, when it is the default). The
+    first host argument is then put on ``device``. Nothing to do when ``device`` is
+    the default device, or under a trace.
+    """
+    if device == _default_device() or any(_placed(b) for b in bufs):
+        return
+    from ..devices import jax_target, put
+
+    for k, b in enumerate(bufs):
+        if isinstance(b, (np.ndarray, np.generic)):
+            bufs[k] = put(b, jax_target(device))
+            return
 
 
 def _call_recycling(entry, offsets, bufs, device):

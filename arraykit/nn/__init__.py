@@ -1,10 +1,11 @@
 """Neural-network building blocks: :class:`Module`, :class:`Parameter`, PyTorch's
-layers, containers and losses, :mod:`arraykit.nn.functional` and :mod:`arraykit.nn.init`."""
+layers, containers and losses, :mod:`arraykit.nn.functional`, :mod:`arraykit.nn.init`
+and :mod:`arraykit.nn.utils` (gradient clipping)."""
 
-from . import functional, init
+from . import functional, init, utils
 from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "Module", "Parameter"] + _layers
+__all__ = ["functional", "init", "utils", "Module", "Parameter"] + _layers

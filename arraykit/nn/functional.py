@@ -4,11 +4,15 @@ Most are one kernel each (a pure JAX function launched on the operands), so thei
 gradients are JAX's VJP of that kernel. ``softmax``, ``log_softmax``,
 ``logsumexp`` and ``cross_entropy`` have hand-written gradients through
 :class:`arraykit.autograd.Function`; cross-entropy is one fused forward kernel and
-one fused backward kernel (see :mod:`arraykit.nn.loss_kernels`).
+one fused backward kernel (see :mod:`arraykit.nn.loss_kernels`), and
+``linear_cross_entropy`` fuses the output projection into it without the logits
+(see :mod:`arraykit.nn.linear_ce_kernels`). ``scaled_dot_product_attention`` is
+one kernel (see :mod:`arraykit.nn.attention_kernels`).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 
 import jax
@@ -17,15 +21,21 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.mode import is_grad_enabled
+from ..api.autocasting import coerce
+from ..core import deferred_checks
+from ..core import dtypes as D
 from ..core import layout as L
+from ..core import precision as P
 from ..kernels.launch import apply
 from ..tensors.tensor_type import channels_last, is_traced, require_tensor
+from . import attention_kernels as AK
+from . import linear_ce_kernels as LCE
 from . import loss_kernels as K
 
 __all__ = [
     "softmax", "log_softmax", "logsumexp", "nll_loss", "cross_entropy",
     "binary_cross_entropy_with_logits", "mse_loss", "relu", "gelu", "silu", "linear", "dropout",
-    "conv2d", "embedding", "layer_norm",
+    "conv2d", "embedding", "layer_norm", "scaled_dot_product_attention", "linear_cross_entropy",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -94,18 +104,20 @@ def _floating(x, name):
 def log_softmax(input, dim=None, dtype=None):
     """``log(softmax(input))`` along ``dim``, computed stably."""
     x = _floating(input if dtype is None else input.to(dtype), "log_softmax")
+    (x,) = coerce("log_softmax", x)
     return _LogSoftmax.apply(x, _dim(dim, x.ndim, "log_softmax"))
 
 
 def softmax(input, dim=None, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
     x = _floating(input if dtype is None else input.to(dtype), "softmax")
+    (x,) = coerce("softmax", x)
     return _Softmax.apply(x, _dim(dim, x.ndim, "softmax"))
 
 
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim`` (an int or a tuple), computed stably."""
-    x = _floating(input, "logsumexp")
+    (x,) = coerce("logsumexp", _floating(input, "logsumexp"))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     dims = tuple(sorted(L.normalize_dim(operator.index(d), x.ndim) for d in dims))
     return _LogSumExp.apply(x, dims, bool(keepdim))
@@ -164,12 +176,41 @@ def _check_targets(x, target, by_index, ignore_index, name):
         raise ValueError(
             f"{name}: expected target of shape {batch} for input of shape {x.shape}, got {target.shape}"
         )
+    _check_class_indices(target, x.shape[1], ignore_index, name)
+
+
+def _check_class_indices(target, classes, ignore_index, name):
+    """Every class index in ``[0, classes)`` or ``ignore_index`` (when concrete)."""
     if is_traced(target) or not target.size:
         return
-    values = target._values()  # a snapshot: numpy() would move the storage to NumPy memory
-    bad = values[((values < 0) | (values >= x.shape[1])) & (values != ignore_index)]
+    _check_indices(target, classes, ignore_index, lambda bad: IndexError(
+        f"{name}: target {bad} is out of bounds for {classes} classes"))
+
+
+def _first_outside(values, size, ignore):
+    """``[found, value]``: whether an element of ``values`` lies outside ``[0, size)``
+    other than ``ignore`` (None: no exception), and the first such element."""
+    flat = values.reshape(-1)
+    bad = (flat < 0) | (flat >= size)
+    if ignore is not None:
+        bad &= flat != ignore
+    return jnp.stack([jnp.any(bad).astype(flat.dtype), flat[jnp.argmax(bad)]])
+
+
+def _check_indices(indices, size, ignore, error):
+    """Raise ``error(value)`` for an element of the concrete ``indices`` outside
+    ``[0, size)`` (``ignore`` excepted, unless None): at once on the host, or, on a device that defers
+    its checks, from a kernel read where the host next reads values
+    (:mod:`arraykit.core.deferred_checks`)."""
+    if deferred_checks.deferring(indices._storage.device):
+        found = apply(_first_outside, (indices,), (size, ignore))._storage.buffer
+        deferred_checks.defer(found, lambda host: error(int(host[1])) if host[0] else None)
+        return
+    values = indices._values()  # a snapshot: numpy() would move the storage to NumPy memory
+    outside = (values < 0) | (values >= size)
+    bad = values[outside if ignore is None else outside & (values != ignore)]
     if bad.size:
-        raise IndexError(f"{name}: target {int(bad[0])} is out of bounds for {x.shape[1]} classes")
+        raise error(int(bad[0]))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -185,6 +226,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise TypeError("cross_entropy: size_average and reduce are deprecated; use reduction=")
     x = _floating(input, "cross_entropy")
     require_tensor(target, "cross_entropy")
+    x, target, weight = coerce("cross_entropy", x, target, weight)
     unbatched = x.ndim == 1
     if unbatched:
         x = x.reshape(1, -1)
@@ -227,6 +269,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise TypeError("nll_loss: size_average and reduce are deprecated; use reduction=")
     x = _floating(input, "nll_loss")
     require_tensor(target, "nll_loss")
+    x, weight = coerce("nll_loss", x, weight)
     if x.ndim == 1:
         x, target = x.reshape(1, -1), target.reshape(1)
     _check_targets(x, target, True, ignore_index, "nll_loss")
@@ -262,6 +305,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if size_average is not None or reduce is not None:
         raise TypeError("binary_cross_entropy_with_logits: use reduction=")
     x = _floating(input, "binary_cross_entropy_with_logits")
+    x, target, weight, pos_weight = coerce(
+        "binary_cross_entropy_with_logits", x, target, weight, pos_weight)
     if target.shape != x.shape:
         raise ValueError(
             f"binary_cross_entropy_with_logits: target size {target.shape} must be the same as "
@@ -280,7 +325,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean squared error (or its sum, or the elementwise squares)."""
     if size_average is not None or reduce is not None:
         raise TypeError("mse_loss: use reduction=")
-    x = _floating(input, "mse_loss")
+    x, target = coerce("mse_loss", _floating(input, "mse_loss"), target)
     if target.shape != x.shape:
         shape = L.broadcast_shapes(x.shape, target.shape)
         x, target = x.broadcast_to(shape), target.broadcast_to(shape)
@@ -322,6 +367,7 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
     from ..api.matrix_products import matmul
 
+    input, weight, bias = coerce("linear", input, weight, bias)
     out = matmul(input, weight.mT)
     return out if bias is None else out + bias
 
@@ -375,12 +421,12 @@ def _pair(value, name):
 
 
 def _conv2d_body(x, w, *rest):
-    *bias, (stride, padding, dilation, groups, channels_last) = rest
+    *bias, (stride, padding, dilation, groups, channels_last, precision) = rest
     spec = ("NHWC", "OIHW", "NHWC") if channels_last else ("NCHW", "OIHW", "NCHW")
     dtype = jnp.result_type(x, w)
     out = jax.lax.conv_general_dilated(
         x.astype(dtype), w.astype(dtype), stride, padding, rhs_dilation=dilation,
-        dimension_numbers=spec, feature_group_count=groups, precision=jax.lax.Precision.HIGHEST,
+        dimension_numbers=spec, feature_group_count=groups, precision=precision,
     )
     if bias:
         out = out + (bias[0] if channels_last else bias[0][:, None, None]).astype(dtype)
@@ -397,6 +443,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """
     x = _floating(input, "conv2d")
     require_tensor(weight, "conv2d")
+    x, weight, bias = coerce("conv2d", x, weight, bias)
     unbatched = x.ndim == 3
     if unbatched:
         x = x.unsqueeze(0)
@@ -433,7 +480,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     operands = (x.permute(0, 2, 3, 1) if nhwc else x, weight)
     if bias is not None:
         operands += (bias,)
-    out = apply(_conv2d_body, operands, ((stride, pads, dilation, groups, nhwc),))
+    precision = P.dot_precision(D.promote(x._dtype, weight._dtype).np, x._storage.device, "conv")
+    out = apply(_conv2d_body, operands, ((stride, pads, dilation, groups, nhwc, precision),))
     if nhwc:
         out = out.permute(0, 3, 1, 2)
     return out.squeeze(0) if unbatched else out
@@ -459,10 +507,8 @@ def embedding(input, weight, padding_idx=None):
             raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings {rows}")
         padding_idx %= rows
     if not is_traced(input) and input.size:
-        values = input._values()  # a snapshot (numpy() shares memory)
-        bad = values[(values < 0) | (values >= rows)]
-        if bad.size:
-            raise IndexError(f"embedding: index {int(bad[0])} is out of range for {rows} embeddings")
+        _check_indices(input, rows, None, lambda bad: IndexError(
+            f"embedding: index {bad} is out of range for {rows} embeddings"))
     return apply(_embedding_body, (weight, input), (padding_idx,))
 
 
@@ -485,6 +531,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing ``normalized_shape`` dimensions (mean 0, biased
     variance 1), then scale by ``weight`` and shift by ``bias``."""
     x = _floating(input, "layer_norm")
+    x, weight, bias = coerce("layer_norm", x, weight, bias)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if len(shape) > x.ndim or x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(
@@ -497,3 +544,255 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     operands = (x,) + tuple(t for t in (weight, bias) if t is not None)
     return apply(_layer_norm_body, operands, ((dims, float(eps), weight is not None),))
+
+
+# ---------------------------------------------------------------------- attention
+
+
+def _scaled_dot_product_attention(q, k, v, *rest):
+    *mask, options = rest
+    return AK.attention(q, k, v, mask[0] if mask else None, options)
+
+
+def _scaled_dot_product_attention_math(q, k, v, *rest):
+    *mask, options = rest
+    return AK.attention_math(q, k, v, mask[0] if mask else None, None, options)
+
+
+def _scaled_dot_product_attention_dropout(key, q, k, v, *rest):
+    *mask, options = rest
+    return AK.attention_math(q, k, v, mask[0] if mask else None, key, options)
+
+
+def _attention_shapes(q, k, v, enable_gqa):
+    """(query heads per key/value head, batch shape of the output); errors as PyTorch's."""
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise ValueError(
+            "scaled_dot_product_attention: query, key and value need at least 2 dimensions "
+            f"(..., L or S, E), got shapes {q.shape}, {k.shape} and {v.shape}"
+        )
+    if k.shape[-1] != q.shape[-1]:
+        raise ValueError(
+            f"scaled_dot_product_attention: query's last dimension {q.shape[-1]} must equal "
+            f"key's {k.shape[-1]} (query {q.shape}, key {k.shape})"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"scaled_dot_product_attention: key and value must have the same length S, got "
+            f"key {k.shape} and value {v.shape}"
+        )
+    kb, vb = k.shape[:-2], v.shape[:-2]
+    groups = 1
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3]:
+        hq, hk = q.shape[-3], k.shape[-3]
+        if v.ndim < 3 or v.shape[-3] != hk or hq % hk:
+            raise ValueError(
+                "scaled_dot_product_attention: enable_gqa needs the query heads (dimension -3) "
+                "to be a multiple of the key/value heads, and key and value to have as many "
+                f"heads, got query {q.shape}, key {k.shape}, value {v.shape}"
+            )
+        groups = hq // hk
+        kb, vb = kb[:-1] + (hq,), vb[:-1] + (hq,)
+    try:
+        batch = L.broadcast_shapes(q.shape[:-2], kb, vb)
+    except ValueError as e:
+        raise ValueError(
+            f"scaled_dot_product_attention: the batch dimensions of query {q.shape}, key "
+            f"{k.shape} and value {v.shape} do not broadcast ({e}); for fewer key/value heads "
+            "than query heads pass enable_gqa=True"
+        ) from None
+    return groups, batch
+
+
+def _fused_attention_fits(q, k, v, mask):
+    """Whether ``jax.nn.dot_product_attention`` takes these operands as they are (its
+    softmax runs in float32: float64 inputs take the plain form)."""
+    rank = q.ndim
+    if q.dtype.np.itemsize > 4:
+        return False
+    if rank < 3 or k.ndim != rank or v.ndim != rank or v.shape[-1] != q.shape[-1]:
+        return False
+    if not q.shape[:-3] == k.shape[:-3] == v.shape[:-3] or k.shape[-3] != v.shape[-3]:
+        return False
+    if q.shape[-3] % k.shape[-3]:
+        return False
+    return mask is None or mask.ndim < 3 or (mask.ndim <= rank and mask.shape[-3] in (1, q.shape[-3]))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                 scale=None, enable_gqa=False):
+    """``softmax(query @ key.mT * scale + mask) @ value`` as
+    ``torch.nn.functional.scaled_dot_product_attention``.
+
+    query ``(..., Hq, L, E)``, key ``(..., H, S, E)``, value ``(..., H, S, Ev)``.
+    ``attn_mask`` is boolean (True takes part) or floating (added to the scores),
+    broadcastable to ``(..., Hq, L, S)``; ``is_causal`` masks column ``j > i`` of row
+    ``i`` (not together with ``attn_mask``); ``scale`` defaults to ``1 / sqrt(E)``;
+    ``dropout_p`` drops attention weights with masks from the default generator of
+    the query's device (rescaling the rest by ``1 / (1 - p)``); ``enable_gqa`` lets
+    ``Hq`` be a multiple of ``H``, query head ``n`` reading key/value head
+    ``n // (Hq // H)``. A row with every score masked gives zeros. Lowers to
+    ``jax.nn.dot_product_attention`` without dropout (cuDNN's fused kernel for 16-bit
+    inputs on a GPU), to plain XLA otherwise.
+    """
+    q = _floating(query, "scaled_dot_product_attention")
+    k = _floating(key, "scaled_dot_product_attention")
+    v = _floating(value, "scaled_dot_product_attention")
+    if not q.dtype == k.dtype == v.dtype:
+        raise ValueError(
+            "scaled_dot_product_attention: expected query, key and value to have the same dtype, "
+            f"got query {q.dtype}, key {k.dtype} and value {v.dtype}"
+        )
+    groups, batch = _attention_shapes(q, k, v, enable_gqa)
+    scores_shape = batch + (q.shape[-2], k.shape[-2])
+    kind = None
+    if attn_mask is not None:
+        require_tensor(attn_mask, "scaled_dot_product_attention")
+        if is_causal:
+            raise RuntimeError(
+                "scaled_dot_product_attention: attn_mask should not be given together with "
+                "is_causal=True (PyTorch's reference backend refuses it too); include the "
+                "causal mask in attn_mask instead"
+            )
+        if attn_mask.dtype.kind == "bool":
+            kind = "bool"
+        elif attn_mask.dtype.kind == "float":
+            kind = "float"
+        else:
+            raise TypeError(
+                f"scaled_dot_product_attention: attn_mask must be boolean or floating, got "
+                f"{attn_mask.dtype}"
+            )
+        if L.broadcast_shapes(attn_mask.shape, scores_shape) != scores_shape:
+            raise ValueError(
+                f"scaled_dot_product_attention: attn_mask of shape {attn_mask.shape} does not "
+                f"broadcast to the attention weights' shape {scores_shape}"
+            )
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    options = (kind, bool(is_causal), scale, groups, 1.0 - float(dropout_p))
+    operands = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
+    if dropout_p > 0:
+        from ..random import draw
+
+        return draw(_scaled_dot_product_attention_dropout, operands, (options,), None, q.device)
+    if _fused_attention_fits(q, k, v, attn_mask):
+        cudnn = (q.device.platform == "gpu" and kind is None
+                 and q.dtype.np in (jnp.bfloat16, jnp.float16))
+        return apply(_scaled_dot_product_attention, operands,
+                     (options + ("cudnn" if cudnn else None,),))
+    return apply(_scaled_dot_product_attention_math, operands, (options,))
+
+
+# ---------------------------------------------------------------------- linear cross-entropy
+
+_LCE_BLOCK_ELEMENTS = {"gpu": 1 << 24}
+"""Elements of one (tokens x vocabulary) block of logits, per platform (others: the CPU's)."""
+_LCE_CPU_BLOCK_ELEMENTS = 1 << 21
+_LCE_TOKENS = 8192
+"""Most tokens in one chunk."""
+
+
+def _lce_chunks(n, vocab, platform):
+    """(tokens, vocabulary rows) per chunk: a block of logits of about the platform's size."""
+    tokens = min(n, _LCE_TOKENS)
+    block = _LCE_BLOCK_ELEMENTS.get(platform, _LCE_CPU_BLOCK_ELEMENTS)
+    rows = max(128, block // tokens // 128 * 128)
+    return tokens, min(vocab, rows)
+
+
+def _lce_forward(x, w, target, *rest):
+    *bias, options = rest
+    return LCE.forward(x, w, bias[0] if bias else None, target, options)
+
+
+def _lce_backward(x, w, target, lse, grad, *rest):
+    *bias, options = rest
+    dx, dw, db = LCE.backward(x, w, bias[0] if bias else None, target, lse, grad, options)
+    return (dx, dw) if db is None else (dx, dw, db)
+
+
+def _lce_backward_recomputed(x, w, target, grad, *rest):
+    *bias, options = rest
+    b = bias[0] if bias else None
+    lse = LCE.forward(x, w, b, target, options)[1]
+    dx, dw, db = LCE.backward(x, w, b, target, lse, grad, options)
+    return (dx, dw) if db is None else (dx, dw, db)
+
+
+class _LinearCrossEntropy(Function):
+    @staticmethod
+    def forward(ctx, x, w, target, b, options):
+        operands = (x, w, target) if b is None else (x, w, target, b)
+        loss, lse = apply(_lce_forward, operands, (options,), multiple=True)
+        ctx.save_for_backward(x, w, target, b, lse)
+        ctx.options = options
+        ctx.mark_non_differentiable(lse)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w, target, b, lse = ctx.saved_tensors
+        bias = () if b is None else (b,)
+        if is_grad_enabled() and any(t.requires_grad for t in (x, w, *bias)):
+            # create_graph: the gradient as a recorded function of x, w and b, the
+            # log-sum-exp recomputed from them (the saved one is a constant)
+            grads = apply(_lce_backward_recomputed, (x, w, target, grad, *bias), (ctx.options,),
+                          multiple=True)
+        else:
+            grads = apply(_lce_backward, (x, w, target, lse, grad, *bias), (ctx.options,),
+                          multiple=True)
+        db = grads[2] if b is not None else None
+        return grads[0], grads[1], None, db, None
+
+
+def linear_cross_entropy(input, weight, target, bias=None, ignore_index=-100, reduction="mean",
+                         label_smoothing=0.0):
+    """``cross_entropy(linear(input, weight, bias), target, ...)`` without the N x V logits.
+
+    ``input`` (N, d) or (B, T, d), ``weight`` (V, d), ``bias`` (V,), ``target`` the class
+    indices (N,) or (B, T); ``ignore_index``, ``reduction`` and ``label_smoothing`` as
+    :func:`cross_entropy`. Tokens and vocabulary are processed in chunks: the forward
+    carries each row's log-sum-exp across vocabulary chunks, the backward recomputes
+    each chunk's logits for the gradients of ``input``, ``weight`` and ``bias`` (see
+    :mod:`arraykit.nn.linear_ce_kernels`). Logits are accumulated in float32 for
+    16-bit inputs; the loss has the input's dtype.
+    """
+    x = _floating(input, "linear_cross_entropy")
+    w = _floating(weight, "linear_cross_entropy")
+    require_tensor(target, "linear_cross_entropy")
+    if x.ndim < 2 or w.ndim != 2 or x.shape[-1] != w.shape[1]:
+        raise ValueError(
+            "linear_cross_entropy: expected input (..., d) with at least 2 dimensions and weight "
+            f"(V, d), got input {x.shape} and weight {w.shape}"
+        )
+    if bias is not None and bias.shape != (w.shape[0],):
+        raise ValueError(f"linear_cross_entropy: bias must have shape ({w.shape[0]},), got {bias.shape}")
+    if x.dtype != w.dtype or (bias is not None and bias.dtype != x.dtype):
+        raise TypeError(
+            "linear_cross_entropy: input, weight and bias must have one dtype, got "
+            f"{x.dtype}, {w.dtype}" + ("" if bias is None else f" and {bias.dtype}")
+        )
+    if target.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"linear_cross_entropy: class-index targets must be integers, got {target.dtype}")
+    if target.shape != x.shape[:-1]:
+        raise ValueError(
+            f"linear_cross_entropy: expected target of shape {x.shape[:-1]} for input of shape "
+            f"{x.shape}, got {target.shape}"
+        )
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"linear_cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    reduction = _reduction(reduction)
+    rows = x.reshape(-1, x.shape[-1])
+    flat = target.reshape(-1)
+    _check_class_indices(flat, w.shape[0], ignore_index, "linear_cross_entropy")
+    n = rows.shape[0]
+    if n == 0:  # nothing to chunk: the unfused form gives PyTorch's empty results
+        loss = cross_entropy(linear(rows, w, bias), flat, ignore_index=ignore_index,
+                             reduction=reduction, label_smoothing=label_smoothing)
+        return loss.reshape(target.shape) if reduction == "none" else loss
+    tokens, vocab = _lce_chunks(n, w.shape[0], x.device.platform)
+    options = (bias is not None, int(ignore_index), float(label_smoothing), reduction, tokens, vocab)
+    loss = _LinearCrossEntropy.apply(rows, w, flat, bias, options)
+    return loss.reshape(target.shape) if reduction == "none" else loss

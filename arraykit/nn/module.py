@@ -19,6 +19,7 @@ import jax
 
 from ..autograd.mode import no_grad
 from ..core import dtypes as D
+from ..core import storage as S
 from ..tensors.tensor_type import Tensor
 from .parameter import Parameter, set_data
 
@@ -44,6 +45,20 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", {})
+
+    @property
+    def training(self):
+        """Whether the module is in training mode (see :meth:`train`); an
+        ``arraykit.jit`` program that read it is only reused in the same mode."""
+        training = self.__dict__["_training"]
+        trace = S._trace
+        if trace is not None:
+            trace.guard(self, training)
+        return training
+
+    @training.setter
+    def training(self, mode):
+        self.__dict__["_training"] = bool(mode)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -320,7 +335,10 @@ class Module:
     def to(self, *args, device=None, dtype=None, non_blocking=False):
         """``to(device)``, ``to(dtype)``, ``to(tensor)`` (its device and dtype) or
         ``to(device, dtype)``: converts parameters and buffers in place (a dtype applies
-        to the floating-point ones only); returns self."""
+        to the floating-point ones only); returns self. A JAX sharding is a device too:
+        ``model.to(NamedSharding(mesh, PartitionSpec()))`` replicates the model over a
+        mesh for data parallelism (a single-device model meeting a sharded batch raises
+        instead of being replicated implicitly: see docs/pytorch.md)."""
         for arg in args:
             if isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype

@@ -20,12 +20,13 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import as_device, check_same_device, pinned, placement, put
+from ..core.devices import as_device, check_same_device, one_cpu, pinned, placement, put
 from ..core.host_memory import adopt, is_host
 from ..core.storage import Storage
 from ..kernels import bodies as _ops
-from ..kernels.export import dense_values, dlpack_device, export_dlpack
+from ..kernels.export import dense_values, dlpack_device, export_dlpack, host_view
 from ..kernels.launch import apply, apply_inplace, register_tensor_type
+from ..core import deferred_checks
 from . import indexing_keys as K
 from . import namespace_registry as _namespace
 
@@ -198,11 +199,13 @@ class Tensor:
         the tensor's shape and strides: writes through the array or through any
         tensor over the storage are seen by both, as after :func:`arraykit.from_numpy`
         (see :mod:`arraykit.core.host_memory`). Kernels then read private copies of what
-        they read. On other devices the result is a copy. For a snapshot that never
-        changes, copy it (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
+        they read. On other devices, and for a tensor spread over several devices
+        (a sharding), the result is a copy. For a snapshot that never changes, copy it
+        (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
         """
         st = self._storage
-        if st.device.platform == "cpu" and not isinstance(st._buffer, jax.core.Tracer):
+        if one_cpu(st.device) and not isinstance(st._buffer, jax.core.Tracer):
+            deferred_checks.report()
             adopt(st)
             return st.host_array(self._layout)
         return self._values()
@@ -217,6 +220,7 @@ class Tensor:
         st = self._storage
         if isinstance(st._buffer, jax.core.Tracer):
             raise _concrete_value_error("numpy()", self)
+        deferred_checks.report()
         if st.device.platform == "cpu":
             with st.lock:
                 return np.array(st.host_array(lay))
@@ -226,9 +230,11 @@ class Tensor:
         """NumPy export. A tensor over NumPy memory (``from_numpy``, ``numpy()``) gives a
         view of that memory (``copy=True``: a copy). Otherwise a snapshot: zero-copy and
         read-only when the tensor is its whole storage in C order (the storage is then
-        marked shared), else a fresh copy; ``copy=False`` raises."""
+        marked exported: writes copy while the array is alive), else a fresh copy;
+        ``copy=False`` raises."""
         lay = self._layout
         st = self._storage
+        deferred_checks.report()
         if is_host(st):
             values = st.host_array(lay)
             if copy:
@@ -239,7 +245,10 @@ class Tensor:
             L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
             and not copy and not isinstance(st._buffer, jax.core.Tracer)
         ):
-            values = np.asarray(st.export()).reshape(lay.shape)
+            if one_cpu(st.device):
+                values = host_view(self)  # holds the buffer: writes copy while it lives
+            else:
+                values = np.asarray(st.buffer).reshape(lay.shape)  # a copy off the device(s)
         else:
             values = self._values()
         if dtype is not None:
@@ -837,12 +846,14 @@ def _unflatten(aux, children):
         shape = leaf.shape
         dtype = D.from_numpy(leaf.dtype)
         # A concrete leaf may be held elsewhere too (the user, the tensor it came
-        # from): never donate it.
-        shared = not isinstance(leaf, jax.core.Tracer)
-        if shared and len(leaf.devices()) == 1:
+        # from): not donated while it is.
+        exported = not isinstance(leaf, jax.core.Tracer)
+        if exported and len(leaf.devices()) == 1:
             device = next(iter(leaf.devices()))
-        return Tensor._make(Storage(leaf, dtype, device, shared), L.contiguous(shape), dtype)
-    return Tensor._make(Storage(leaf, dtype, device), L.contiguous(shape), dtype)
+        storage = Storage(leaf, dtype, device, exported=exported)
+        return Tensor._make(storage, L.contiguous(shape), dtype)
+    # a placeholder holds no memory: nothing for the memory statistics to count
+    return Tensor._make(Storage(leaf, dtype, device, nbytes=0), L.contiguous(shape), dtype)
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)

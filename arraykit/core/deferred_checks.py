@@ -1,0 +1,76 @@
+"""Checks on device data, reported where the host next reads values.
+
+Some checks need the values of a tensor (an index within bounds, a class target
+within range). On the CPU arraykit reads them on the host before the kernel runs
+and raises at once. On a GPU that read would wait for the device on every call,
+so the check is computed by a kernel, on the device, next to the operation: a small
+result (for instance the smallest and largest index used) queued here with the
+operation's name. Nothing waits for it. The queue is examined where the host reads
+device data anyway (``item()``, ``tolist()``, ``numpy()``, printing, ``bool()``,
+NumPy export) or when the user calls :func:`report`: the first failed check raises
+its error there, naming the operation that failed, as PyTorch reports device-side
+asserts at the next synchronisation. The operation's own result is as JAX
+computes it (out-of-range gathers fill, scatters drop), never a read outside memory.
+
+:func:`deferring` says whether a device defers its checks: every device but the
+CPU, unless :func:`forced` says otherwise (tests use ``forced(True)`` to run the
+deferred path on the CPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import jax
+
+_PENDING = []  # (device values, function of their host values -> the error or None)
+_LOCK = threading.Lock()
+_force = None  # None: defer off the CPU; True / False: always / never
+
+
+def deferring(device):
+    """Whether checks of data on ``device`` are deferred (:mod:`arraykit.core.deferred_checks`)."""
+    if _force is not None:
+        return _force
+    return device.platform != "cpu"
+
+
+@contextlib.contextmanager
+def forced(defer):
+    """Within the block, defer every device's checks (``True``) or none (``False``)."""
+    global _force
+    previous = _force
+    _force = bool(defer)
+    try:
+        yield
+    finally:
+        _force = previous
+
+
+def defer(values, error_of):
+    """Queue a check: ``error_of(host values)`` returns the exception to raise, naming
+    the operation, (or None) once ``values`` (JAX arrays computed on the device) are read."""
+    with _LOCK:
+        _PENDING.append((values, error_of))
+
+
+def pending():
+    """Number of queued checks."""
+    return len(_PENDING)
+
+
+def report():
+    """Read every queued check (waiting for them) and raise the first failure."""
+    if not _PENDING:
+        return
+    with _LOCK:
+        queued = _PENDING[:]
+        del _PENDING[:]
+    first = None
+    for values, error_of in queued:
+        error = error_of(jax.device_get(values))
+        if error is not None and first is None:
+            first = error
+    if first is not None:
+        raise first
