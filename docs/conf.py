@@ -61,7 +61,7 @@ html_theme_options = {
 html_static_path = []
 
 checked_examples_required = ["guide/*"]
-checked_examples_exempt = ["guide/index", "guide/precision"]
+checked_examples_exempt = ["guide/index"]
 
 example_runs = [
     ("digits_loss", "examples/train_digits.py", ["--plot", "{plot}"]),

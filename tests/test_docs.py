@@ -18,9 +18,8 @@ PAGES = sorted(
 )
 EXAMPLE_PAGES = [ROOT / "README.md"] + [p for p in PAGES if ">>>" in p.read_text()]
 GUIDE = sorted((ROOT / "docs" / "guide").glob("*.md"))
-# Pages of the guide without examples: the table of contents, and the precision
-# chapter until the API it describes is on main.
-GUIDE_WITHOUT_EXAMPLES = {"index.md", "precision.md"}
+# The one page of the guide without examples: its table of contents.
+GUIDE_WITHOUT_EXAMPLES = {"index.md"}
 
 
 @pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[str(p.relative_to(ROOT)) for p in EXAMPLE_PAGES])
