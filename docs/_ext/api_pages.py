@@ -53,7 +53,7 @@ MODULE_PAGES = {
     "statistical": "statistical", "utility": "utility", "constants": "constants",
     "tensor_type": "tensor", "memory": "tensor", "device_memory": "tensor", "devices": "tensor",
     "launch": "tensor", "functional": "autograd", "mode": "autograd", "jit": "jit",
-    "precision": "precision", "autocasting": "precision",
+    "precision": "precision", "autocasting": "precision", "compilation_cache": "jit",
     "random": "random", "serialization": "checkpoints",
 }
 
