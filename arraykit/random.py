@@ -336,7 +336,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    """A random permutation of ``0 .. n-1`` (default dtype int64)."""
+    """A random permutation of the integers ``0`` to ``n - 1`` (default dtype int64)."""
     if out is not None:  # PyTorch's
         make = functools.partial(randperm, n, generator=generator, requires_grad=requires_grad)
         return T.created_into("randperm", make, out, dtype, device)

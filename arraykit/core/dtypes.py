@@ -38,10 +38,12 @@ class DType:
 
     @property
     def is_floating_point(self):
+        """Whether this is a real floating dtype (float16, bfloat16, float32, float64)."""
         return self.kind == "float"
 
     @property
     def is_complex(self):
+        """Whether this is a complex dtype (complex64, complex128)."""
         return self.kind == "complex"
 
     def __repr__(self):

@@ -1,0 +1,199 @@
+"""Write the API reference pages (``docs/api/``) from arraykit's public namespaces.
+
+Every name in ``arraykit.__all__`` gets an entry under ``arraykit.<name>``: the
+standard's names in the group the array API standard lists them under (the table
+``docs/_data/array_api_names.csv``), arraykit's own names in the group of the module
+that defines them. ``arraykit.linalg``, ``arraykit.fft``, ``arraykit.nn``,
+``arraykit.nn.functional``, ``arraykit.optim`` and ``arraykit.autograd`` get a page
+each. A public name that falls in no group is a warning (an error under ``-W``),
+so the reference cannot silently miss one.
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+from pathlib import Path
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# Pages of the namespace ``arraykit`` in order: (page, title, standard groups).
+NAMESPACE_PAGES = [
+    ("creation", "Creation functions", ["creation"]),
+    ("data_types", "Data types and data type functions", ["data types", "data type functions"]),
+    ("elementwise", "Element-wise functions", ["elementwise"]),
+    ("indexing", "Indexing functions", ["indexing"]),
+    ("inspection", "Inspection", ["inspection"]),
+    ("linear_algebra", "Linear algebra functions", ["linear algebra"]),
+    ("manipulation", "Manipulation functions", ["manipulation"]),
+    ("searching", "Searching functions", ["searching"]),
+    ("set", "Set functions", ["set"]),
+    ("sorting", "Sorting functions", ["sorting"]),
+    ("statistical", "Statistical functions", ["statistical"]),
+    ("utility", "Utility functions", ["utility"]),
+    ("constants", "Constants", ["constants"]),
+    ("tensor", "Tensors, devices and memory", []),
+    ("autograd", "Autograd", []),
+    ("jit", "arraykit.jit", []),
+    ("precision", "Precision and autocast", []),
+    ("random", "Random numbers", []),
+    ("checkpoints", "Checkpoints", []),
+]
+
+# arraykit's own names go to the page of the module that defines them (last part of
+# ``__module__``, so the mapping survives moving modules between subpackages).
+MODULE_PAGES = {
+    "creation": "creation", "data_types": "data_types", "dtype_functions": "data_types",
+    "dtypes": "data_types", "matrix_products": "linear_algebra", "memory_sharing": "tensor",
+    "elementwise": "elementwise", "indexing": "indexing", "gather_scatter": "indexing",
+    "info": "inspection", "linear_algebra": "linear_algebra", "manipulation": "manipulation",
+    "searching": "searching", "set_functions": "set", "sorting": "sorting",
+    "statistical": "statistical", "utility": "utility", "constants": "constants",
+    "tensor_type": "tensor", "memory": "tensor", "device_memory": "tensor", "devices": "tensor",
+    "launch": "tensor", "functional": "autograd", "mode": "autograd", "jit": "jit",
+    "precision": "precision", "autocasting": "precision", "compilation_cache": "jit",
+    "random": "random", "serialization": "checkpoints",
+}
+
+# Names that are values, not functions or classes (no docstring of their own).
+VALUES = {
+    "e": "Euler's number, 2.718281828459045.",
+    "inf": "Positive infinity (IEEE 754).",
+    "nan": "Not a number (IEEE 754).",
+    "pi": "The ratio of a circle's circumference to its diameter, 3.141592653589793.",
+    "newaxis": "``None``: an index that inserts an axis of size 1 (``x[:, newaxis]``).",
+    "channels_last": "Memory format of 4-D tensors stored NHWC (``x.contiguous(memory_format=...)``).",
+    "channels_last_3d": "Memory format of 5-D tensors stored NDHWC.",
+    "contiguous_format": "Memory format of C-contiguous tensors (the default).",
+    "preserve_format": "Memory format that keeps the operand's own format (``clone``, ``*_like``).",
+}
+
+SUBNAMESPACES = [
+    ("linalg", "arraykit.linalg", "The ``linalg`` extension of the array API standard."),
+    ("fft", "arraykit.fft", "The ``fft`` extension of the array API standard."),
+    ("nn", "arraykit.nn", "Modules, parameters and losses."),
+    ("nn_functional", "arraykit.nn.functional", "Functional forms of the layers and losses."),
+    ("nn_init", "arraykit.nn.init", "Parameter initialisation."),
+    ("optim", "arraykit.optim", "Optimizers."),
+    ("lr_scheduler", "arraykit.optim.lr_scheduler", "Learning-rate schedulers."),
+    ("autograd_namespace", "arraykit.autograd", "The autograd namespace (PyTorch's spelling)."),
+]
+
+
+def standard_groups(path):
+    """``{name: group}`` for the namespace names of the standard's table."""
+    with open(path, newline="") as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        return {r["name"]: r["group"] for r in rows if "." not in r["name"]}
+
+
+def _directive(qualname, obj):
+    if inspect.isclass(obj):
+        return f".. autoclass:: {qualname}\n   :members:\n"
+    if callable(obj):
+        return f".. autofunction:: {qualname}\n"
+    return f".. autodata:: {qualname}\n   :no-value:\n"
+
+
+def _entries(prefix, names, namespace):
+    """An autosummary table of ``names`` and an autodoc entry for each."""
+    summary = [f"   {n}" for n in names if not (prefix == "arraykit" and n in VALUES)]
+    lines = [".. autosummary::", "   :nosignatures:", "", *summary, ""] if summary else []
+    for n in names:
+        if prefix == "arraykit" and n in VALUES:
+            lines += [f".. data:: {n}", "", f"   {VALUES[n]}", ""]
+        else:
+            lines += [_directive(f"{prefix}.{n}", getattr(namespace, n))]
+    return lines
+
+
+def _aliases(names):
+    """A sentence listing names documented under ``arraykit.<name>``."""
+    refs = ", ".join(f":py:obj:`~arraykit.{n}`" for n in names)
+    return [f"Also here, documented as ``arraykit.<name>``: {refs}.", ""]
+
+
+def _page(title, body):
+    return "\n".join([title, "=" * len(title), "", *body, ""])
+
+
+def _namespace_pages(ak, table):
+    pages = {page: ([], []) for page, _, _ in NAMESPACE_PAGES}
+    group_page = {g: page for page, _, groups in NAMESPACE_PAGES for g in groups}
+    for name in ak.__all__:
+        obj = getattr(ak, name)
+        if inspect.ismodule(obj):
+            continue
+        if name in table:
+            pages[group_page[table[name]]][0].append(name)
+            continue
+        module = (getattr(obj, "__module__", None) or "").rsplit(".", 1)[-1]
+        page = MODULE_PAGES.get(module) or ("constants" if name in VALUES else None)
+        if page is None:
+            logger.warning("arraykit.%s (module %r) belongs to no API reference page", name, module)
+            continue
+        pages[page][1].append(name)
+    out = {}
+    for page, title, _ in NAMESPACE_PAGES:
+        standard, own = pages[page]
+        if not standard and not own:
+            continue
+        body = [".. currentmodule:: arraykit", ""]
+        if standard:
+            body += ["In the array API standard", "-" * 25, "", *_entries("arraykit", standard, ak)]
+        if own:
+            body += ["arraykit's own", "-" * 14, "", *_entries("arraykit", own, ak)]
+        out[page] = _page(title, body)
+    return out
+
+
+def _subnamespace_page(ak, qualname, blurb):
+    namespace = ak
+    for part in qualname.split(".")[1:]:
+        namespace = getattr(namespace, part)
+    names = [n for n in namespace.__all__ if not inspect.ismodule(getattr(namespace, n))]
+    shared = [n for n in names if n in ak.__all__ and getattr(ak, n) is getattr(namespace, n)]
+    own = [n for n in names if n not in shared]
+    body = [f".. module:: {qualname}", "", blurb, "", *_entries(qualname, own, namespace)]
+    if shared:
+        body += _aliases(shared)
+    return _page(qualname, body)
+
+
+def _index(pages):
+    body = [
+        "Every public name, generated from its docstring. The namespace ``arraykit`` is",
+        "grouped as the array API standard groups its functions.",
+        "",
+        ".. toctree::",
+        "   :maxdepth: 1",
+        "",
+        *[f"   {p}" for p in pages],
+    ]
+    return _page("API reference", body)
+
+
+def _write(path, text):
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def write_pages(app):
+    import arraykit as ak
+
+    out_dir = Path(app.srcdir) / "api"
+    out_dir.mkdir(exist_ok=True)
+    table = standard_groups(Path(app.srcdir) / "_data" / "array_api_names.csv")
+    pages = _namespace_pages(ak, table)
+    for page, qualname, blurb in SUBNAMESPACES:
+        pages[page] = _subnamespace_page(ak, qualname, blurb)
+    for page, text in pages.items():
+        _write(out_dir / f"{page}.rst", text)
+    _write(out_dir / "index.rst", _index(pages))
+
+
+def setup(app):
+    app.connect("builder-inited", write_pages, priority=400)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
