@@ -429,7 +429,7 @@ def _check_distribution(values, num_samples, replacement):
         )
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None):
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices drawn from the categorical distributions in the rows of ``input`` (1-D or
     2-D non-negative weights, not necessarily normalised), as ``torch.multinomial``:
     shape ``input.shape[:-1] + (num_samples,)``, int64. Without ``replacement`` a
@@ -437,7 +437,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
     The weights are checked on the CPU (non-finite, negative, all-zero rows, too few
     non-zero categories without replacement); on a GPU such rows give unspecified
-    indices (the check would wait for the device).
+    indices (the check would wait for the device). ``out=`` writes the indices into
+    that tensor, as PyTorch.
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): input must be a Tensor, got {type(input).__name__}")
@@ -457,7 +458,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if input.device.platform == "cpu" and not is_traced(input) and input.size:
         _check_distribution(input._values(), num_samples, replacement)
     gen = generator if generator is not None else default_generator(input.device)
-    return draw(_multinomial, (input,), (num_samples, bool(replacement), np.int64), gen)
+    drawn = draw(_multinomial, (input,), (num_samples, bool(replacement), np.int64), gen)
+    return drawn if out is None else T.into("multinomial", drawn, out)
 
 
 # ---------------------------------------------------------------------- tensor methods

@@ -68,6 +68,8 @@ checked_examples_exempt = ["guide/index"]
 
 example_runs = [
     ("digits_loss", "examples/train_digits.py", ["--plot", "{plot}"]),
+    ("gpt_loss", "examples/train_gpt.py",
+     ["--preset", "tiny", "--steps", "60", "--plot", "{plot}", "--sample", "120"]),
 ]
 
 import os

@@ -1043,3 +1043,19 @@ def test_creation_out_takes_the_dtype_of_out():
     assert out.dtype is ak.float64 and out.numpy().tolist() == [[1.0] * 3] * 2
     drawn = ak.empty(0, dtype=ak.int64)
     assert ak.randperm(5, out=drawn) is drawn and sorted(drawn.tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_topk_and_multinomial_write_into_out_as_torch():
+    x = np.array([[3.0, 1.0, 4.0, 1.0, 5.0], [9.0, 2.0, 6.0, 5.0, 3.0]], np.float32)
+    values, indices = ak.empty((2, 2)), ak.empty((2, 2), dtype=ak.int64)
+    returned = ak.topk(ak.asarray(x), 2, dim=1, out=(values, indices))
+    tv, ti = torch.topk(torch.from_numpy(x), 2, dim=1)
+    assert returned.values is values and returned.indices is indices
+    np.testing.assert_array_equal(values.numpy(), tv.numpy())
+    np.testing.assert_array_equal(indices.numpy(), ti.numpy())
+    drawn = ak.empty((2, 3), dtype=ak.int64)
+    weights = ak.asarray(np.array([[0.0, 1.0, 0.0, 1.0, 1.0]] * 2, np.float32))
+    assert ak.multinomial(weights, 3, out=drawn) is drawn
+    assert sorted(drawn.numpy()[0].tolist()) == [1, 3, 4]
+    with pytest.raises(TypeError, match="topk"):
+        ak.topk(ak.asarray(x), 2, out=values)

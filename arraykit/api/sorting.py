@@ -86,12 +86,17 @@ def _topk_indices(x, k, axis, largest):
     return jnp.moveaxis(indices.astype(np.int64), -1, axis)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or, ``largest=False``, smallest) elements of ``input`` along
     ``dim`` and their indices, as ``torch.topk``: a ``(values, indices)`` named tuple,
     values in order (largest first; ``sorted=False`` gives the same order). NaN counts
     as larger than every number; among equal values the lower index comes first.
-    Differentiable in ``values``."""
+    Differentiable in ``values``; ``out=(values, indices)`` writes into those tensors."""
+    result = _topk(input, k, dim, largest)
+    return result if out is None else T.into_each("topk", result, out)
+
+
+def _topk(input, k, dim, largest):
     require_tensor(input, "topk")
     k = operator.index(k)
     axis = L.normalize_dim(dim, max(input.ndim, 1), "dim")

@@ -35,6 +35,7 @@ from ..core import host_memory
 from ..core import layout as L
 from ..core import storage as S
 from ..core import x64
+from ..core.devices import default_device, jax_target, put
 from ..core.jax_compat import trace_state_clean
 from ..core.storage import Storage
 from . import strided
@@ -356,7 +357,7 @@ def _apply(fn, operands, static, device, multiple):
             layouts.append(None)
             bufs.append(x)
     if device is None:
-        device = first.device if first is not None else _default_device()
+        device = first.device if first is not None else default_device()
     _pin_to(device, bufs)
     entry = _KERNELS.get(key)
     if entry is None:
@@ -394,10 +395,8 @@ def _pin_to(device, bufs):
     first host argument is then put on ``device``. Nothing to do when ``device`` is
     the default device, or under a trace.
     """
-    if device == _default_device() or any(_placed(b) for b in bufs):
+    if device == default_device() or any(_placed(b) for b in bufs):
         return
-    from ..devices import jax_target, put
-
     for k, b in enumerate(bufs):
         if isinstance(b, (np.ndarray, np.generic)):
             bufs[k] = put(b, jax_target(device))
@@ -462,12 +461,6 @@ def output_specs(entry):
     )
     entry.pooled = len(entry.results) == 1 and entry.results[0][2] >= buffer_pool.MIN_BYTES
     return entry.results
-
-
-def _default_device():
-    from ..core.devices import default_device
-
-    return default_device()
 
 
 def _abstract(value):
