@@ -19,9 +19,8 @@ import optax
 import torch
 
 import arraykit as ak
-import arraykit.nn.functional as AF
 from arraykit import nn, optim
-from mlp_anchor import make_step
+from mlp_anchor import make_arraykit_step, make_step
 
 SIZES = (784, 1024, 1024, 10)
 BATCH = 256
@@ -39,14 +38,7 @@ def arraykit_step(x, y, jitted):
                           nn.Linear(1024, 10))
     opt = optim.SGD(model.parameters(), lr=LR)
     xs, ys = ak.asarray(x), ak.asarray(y)
-
-    def step(xb, yb):
-        opt.zero_grad()
-        loss = AF.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = make_arraykit_step(model, opt)
     fn = ak.jit(step) if jitted else step
     params = list(model.parameters())
 

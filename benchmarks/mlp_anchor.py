@@ -1,9 +1,12 @@
-"""The JAX anchor the training benchmarks share: an MLP step as JAX users write it
-(``jax.jit`` of ``jax.value_and_grad``, optax's integer-label cross-entropy)."""
+"""The training steps the benchmarks share: an MLP step as JAX users write it
+(``jax.jit`` of ``jax.value_and_grad``, optax's integer-label cross-entropy) and the
+PyTorch-style arraykit step it is compared with."""
 
 import jax
 import jax.numpy as jnp
 import optax
+
+import arraykit.nn.functional as AF
 
 
 def make_step(tx, precision=None):
@@ -24,5 +27,18 @@ def make_step(tx, precision=None):
         loss, grads = jax.value_and_grad(loss_fn)(p, xb, yb)
         updates, s = tx.update(grads, s, p)
         return optax.apply_updates(p, updates), s, loss
+
+    return step
+
+
+def make_arraykit_step(model, opt):
+    """``step(x, y) -> loss``: zero_grad, cross-entropy, ``backward()``, ``opt.step()``."""
+
+    def step(xb, yb):
+        opt.zero_grad()
+        loss = AF.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
 
     return step

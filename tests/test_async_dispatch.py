@@ -11,12 +11,15 @@ event would be deterministic, but JAX runs programs with host callbacks
 synchronously on the CPU.)
 """
 
+import functools
+
 import numpy as np
 import pytest
 
 import arraykit as ak
 import arraykit.nn.functional as F
 from arraykit.core import deferred_checks
+from training import train_step
 
 _ATTEMPTS = 5
 _N = 512  # a 512x512 float32 matmul chain: tens of milliseconds on a CPU core
@@ -95,13 +98,7 @@ def test_jitted_training_step_returns_before_done():
     opt = ak.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = _rand(_N, _N), ak.asarray(np.arange(_N) % 10, device="cpu")
 
-    @ak.jit
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = ak.jit(functools.partial(train_step, model, opt))
 
     for _ in range(3):
         step(x, y)

@@ -14,6 +14,7 @@ import pytest
 
 import arraykit as ak
 import arraykit.nn.functional as F
+from training import train_step
 
 
 def test_writes_through_views_of_arguments_reach_the_callers_base():
@@ -260,7 +261,9 @@ def test_data_parallel_step_over_a_mesh_matches_one_device():
 
 
 SHARDED_MODULE_STEP = """
+import functools
 import jax, numpy as np, pytest
+from training import train_step
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import arraykit as ak
 import arraykit.nn.functional as F
@@ -283,14 +286,7 @@ def train(sharded, name):
     batch = by_row if sharded else None
     x, y = ak.asarray(X, device=batch), ak.asarray(Y, device=batch)
 
-    @ak.jit
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = ak.jit(functools.partial(train_step, model, opt))
     losses = [step(x, y).item() for _ in range(3)]
     model[0].weight.numpy()  # a copy for a sharded parameter: its storage stays on the mesh
     losses.append(step(x, y).item())
@@ -325,7 +321,9 @@ def test_module_and_optimizer_step_over_a_mesh_match_one_device():
     """Issue 17.3: model.to(sharding), SGD/AdamW state on the parameters' sharding, a
     batch split over 8 devices: the single-device losses; unreplicated parameters raise
     an error naming model.to."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    tests = os.path.dirname(os.path.abspath(__file__))  # for the shared training step
+    path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=path)
     done = subprocess.run([sys.executable, "-c", SHARDED_MODULE_STEP], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -388,7 +386,7 @@ def test_random_draws_under_jit_advance_like_eager():
 
 def test_checkpoint_resume_continues_identically(tmp_path):
     def train(model, opt, x, y, steps):
-        step = ak.jit(lambda xb, yb: _train_step(model, opt, xb, yb))
+        step = ak.jit(lambda xb, yb: train_step(model, opt, xb, yb))
         return [step(x, y).item() for _ in range(steps)]
 
     model, x, y = _model_and_data(5)
@@ -407,14 +405,6 @@ def test_checkpoint_resume_continues_identically(tmp_path):
     assert state["step"] == 3
     resumed = train(model2, opt2, x, y, 3)
     np.testing.assert_allclose(first + resumed, straight, rtol=1e-6)
-
-
-def _train_step(model, opt, xb, yb):
-    opt.zero_grad()
-    loss = F.cross_entropy(model(xb), yb)
-    loss.backward()
-    opt.step()
-    return loss
 
 
 def test_copied_parameters_finds_the_copies_xla_inserts_for_donated_inputs():
@@ -469,8 +459,8 @@ def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
 
     eager_model, eager_opt = make()
     jit_model, jit_opt = make()
-    eager_step = functools.partial(_train_step, eager_model, eager_opt)
-    jitted = ak.jit(functools.partial(_train_step, jit_model, jit_opt))
+    eager_step = functools.partial(train_step, eager_model, eager_opt)
+    jitted = ak.jit(functools.partial(train_step, jit_model, jit_opt))
     for _ in range(5):
         np.testing.assert_allclose(jitted(xs, ys).item(), eager_step(xs, ys).item(), rtol=1e-5)
     for p_jit, p_eager in zip(jit_model.parameters(), eager_model.parameters()):

@@ -204,12 +204,8 @@ def test_add_param_group_and_errors():
     assert "Parameter Group 1" in repr(opt)
 
 
-def _scheduler_pair(name, kwargs, epochs=12):
-    ours, theirs, _ = _setup()
-    opt = ak.optim.SGD([{"params": ours[:1]}, {"params": ours[1:], "lr": 0.5}], lr=0.1)
-    topt = torch.optim.SGD([{"params": theirs[:1]}, {"params": theirs[1:], "lr": 0.5}], lr=0.1)
-    sched = getattr(ak.optim.lr_scheduler, name)(opt, **kwargs)
-    tsched = getattr(torch.optim.lr_scheduler, name)(topt, **kwargs)
+def _step_both(opt, topt, sched, tsched, epochs):
+    """Step both optimizers and schedulers ``epochs`` times; the learning rates seen."""
     history = [(sched.get_last_lr(), tsched.get_last_lr())]
     for _ in range(epochs):
         opt.step()
@@ -218,7 +214,16 @@ def _scheduler_pair(name, kwargs, epochs=12):
         tsched.step()
         history.append((sched.get_last_lr(), tsched.get_last_lr()))
         assert [g["lr"] for g in opt.param_groups] == sched.get_last_lr()
-    return sched, tsched, history
+    return history
+
+
+def _scheduler_pair(name, kwargs, epochs=12):
+    ours, theirs, _ = _setup()
+    opt = ak.optim.SGD([{"params": ours[:1]}, {"params": ours[1:], "lr": 0.5}], lr=0.1)
+    topt = torch.optim.SGD([{"params": theirs[:1]}, {"params": theirs[1:], "lr": 0.5}], lr=0.1)
+    sched = getattr(ak.optim.lr_scheduler, name)(opt, **kwargs)
+    tsched = getattr(torch.optim.lr_scheduler, name)(topt, **kwargs)
+    return sched, tsched, _step_both(opt, topt, sched, tsched, epochs)
 
 
 @pytest.mark.parametrize("name, kwargs", [("StepLR", dict(step_size=3, gamma=0.5)),
@@ -251,15 +256,7 @@ def _torch_and_ours(make, epochs):
     topt = torch.optim.AdamW([{"params": theirs[:1]}, {"params": theirs[1:], "lr": 0.5, "weight_decay": 0}],
                              lr=0.1)
     sched, tsched = make(ak, opt), make(torch, topt)
-    history = [(sched.get_last_lr(), tsched.get_last_lr())]
-    for _ in range(epochs):
-        opt.step()
-        topt.step()
-        sched.step()
-        tsched.step()
-        history.append((sched.get_last_lr(), tsched.get_last_lr()))
-        assert [g["lr"] for g in opt.param_groups] == sched.get_last_lr()
-    return sched, tsched, history, (opt, topt)
+    return sched, tsched, _step_both(opt, topt, sched, tsched, epochs), (opt, topt)
 
 
 def test_sequential_warmup_then_cosine_matches_torch():
