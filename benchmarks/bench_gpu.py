@@ -53,7 +53,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(_ROOT, "examples"))
 
 import train_digits  # noqa: E402 (the example's model and step)
-from mlp_anchor import make_arraykit_step, make_step  # noqa: E402
+from mlp_anchor import make_step  # noqa: E402
 
 GPU_SIZES = {
     "mlp": ((784, 1024, 1024, 10), 256),
@@ -141,7 +141,7 @@ def ak_mlp(target, sizes, batch, jitted, precision="highest"):
     x = ak.asarray(rng.normal(size=(batch, sizes[0])).astype(np.float32), device=target.ak)
     y = ak.asarray(rng.integers(0, sizes[-1], batch), device=target.ak)
     params = list(model.parameters())
-    step = make_arraykit_step(model, opt)
+    step = train_digits.make_step(model, opt)
     fn = ak.jit(step) if jitted else step
 
     def call():

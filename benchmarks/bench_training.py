@@ -9,7 +9,9 @@ each jitted step (trace + compile).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import jax
@@ -20,7 +22,10 @@ import torch
 
 import arraykit as ak
 from arraykit import nn, optim
-from mlp_anchor import make_arraykit_step, make_step
+from mlp_anchor import make_step
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+import train_digits  # noqa: E402 (the example's PyTorch-style step)
 
 SIZES = (784, 1024, 1024, 10)
 BATCH = 256
@@ -38,7 +43,7 @@ def arraykit_step(x, y, jitted):
                           nn.Linear(1024, 10))
     opt = optim.SGD(model.parameters(), lr=LR)
     xs, ys = ak.asarray(x), ak.asarray(y)
-    step = make_arraykit_step(model, opt)
+    step = train_digits.make_step(model, opt)
     fn = ak.jit(step) if jitted else step
     params = list(model.parameters())
 

@@ -1,12 +1,9 @@
-"""The training steps the benchmarks share: an MLP step as JAX users write it
-(``jax.jit`` of ``jax.value_and_grad``, optax's integer-label cross-entropy) and the
-PyTorch-style arraykit step it is compared with."""
+"""The JAX anchor the training benchmarks share: an MLP step as JAX users write it
+(``jax.jit`` of ``jax.value_and_grad``, optax's integer-label cross-entropy)."""
 
 import jax
 import jax.numpy as jnp
 import optax
-
-import arraykit.nn.functional as AF
 
 
 def make_step(tx, precision=None):
@@ -30,15 +27,3 @@ def make_step(tx, precision=None):
 
     return step
 
-
-def make_arraykit_step(model, opt):
-    """``step(x, y) -> loss``: zero_grad, cross-entropy, ``backward()``, ``opt.step()``."""
-
-    def step(xb, yb):
-        opt.zero_grad()
-        loss = AF.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step

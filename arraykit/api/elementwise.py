@@ -187,7 +187,8 @@ def _unary(body, x, kinds, name, input=None, out=None):  # noqa: A002 (PyTorch's
         raise TypeError(f"{name}() expects an arraykit tensor, got {type(x).__name__}")
     if x._dtype.kind not in kinds:
         raise _category_error(name, kinds, x)
-    (x,) = coerce(name, x)
+    if any_autocast():
+        (x,) = coerce(name, x)
     if out is None:
         return apply(body, (x,))
     return T.into(name, apply(body, (x,)), out)
