@@ -170,40 +170,44 @@ def _py(value, what):
 # ---------------------------------------------------------------------- constant fills
 
 
-def zeros(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
+def _constant_creator(name, value, doc):
+    """The creator ``name`` (``zeros``, ``ones``, ``empty``): a new tensor holding the
+    constant ``value`` everywhere (default dtype float32), documented by ``doc``."""
+
+    def create(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
+        if out is not None:  # PyTorch's
+            make = functools.partial(create, shape, *sizes, requires_grad=requires_grad)
+            return T.created_into(name, make, out, dtype, device)
+        shape = _varargs_shape(shape, sizes, name)
+        filled = _filled(shape, value, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
+        return _grad(filled, requires_grad)
+
+    create.__name__ = create.__qualname__ = name
+    create.__doc__ = doc
+    return create
+
+
+zeros = _constant_creator(
+    "zeros", 0,
     """A new tensor of zeros (default dtype float32).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``zeros(2, 3)``.
-    """
-    if out is not None:  # PyTorch's
-        make = functools.partial(zeros, shape, *sizes, requires_grad=requires_grad)
-        return T.created_into("zeros", make, out, dtype, device)
-    shape = _varargs_shape(shape, sizes, "zeros")
-    return _grad(_filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
-
-
-def ones(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
+    """,
+)
+ones = _constant_creator(
+    "ones", 1,
     """A new tensor of ones (default dtype float32).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``ones(2, 3)``.
-    """
-    if out is not None:  # PyTorch's
-        make = functools.partial(ones, shape, *sizes, requires_grad=requires_grad)
-        return T.created_into("ones", make, out, dtype, device)
-    shape = _varargs_shape(shape, sizes, "ones")
-    return _grad(_filled(shape, 1, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
-
-
-def empty(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
+    """,
+)
+empty = _constant_creator(
+    "empty", 0,
     """A new tensor with unspecified values (zeros: JAX buffers are always initialized).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``empty(2, 3)``.
-    """
-    if out is not None:  # PyTorch's
-        make = functools.partial(empty, shape, *sizes, requires_grad=requires_grad)
-        return T.created_into("empty", make, out, dtype, device)
-    shape = _varargs_shape(shape, sizes, "empty")
-    return _grad(_filled(shape, 0, _dtype_or(dtype, D.DEFAULT_FLOAT), device), requires_grad)
+    """,
+)
 
 
 def _default_for(value):
