@@ -170,56 +170,65 @@ def _cumprod(x, axis, include_initial, np_dtype):
 # ----------------------------------------------------------------------------- reductions
 
 
-def sum(x=None, /, *, axis=None, dtype=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(sum, "sum", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
-    require_tensor(x, "sum")
-    if dtype is None:
-        (x,) = coerce("sum", x)
-    dtype = _result_dtype(x, dtype, "sum")
-    return apply(_sum, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
+def _named(function, name, doc):
+    """``function`` under the public ``name`` with the docstring ``doc``."""
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def prod(x=None, /, *, axis=None, dtype=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(prod, "prod", x, input, axis, keepdims, dim, keepdim, out, dtype=dtype)
-    require_tensor(x, "prod")
-    if dtype is None:
-        (x,) = coerce("prod", x)
-    dtype = _result_dtype(x, dtype, "prod")
-    return apply(_prod, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
+def _accumulating_reduction(name, body, doc):
+    """The reduction ``name`` (``sum``, ``prod``) computed by the kernel ``body``; narrow
+    integers accumulate in 64 bits unless ``dtype=`` says otherwise."""
+
+    def reduce(x=None, /, *, axis=None, dtype=None, keepdims=False,
+        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    ):
+        if dim is not None or keepdim is not None or input is not None or out is not None:
+            return T.reduction(reduce, name, x, input, axis, keepdims, dim, keepdim, out,
+                               dtype=dtype)
+        require_tensor(x, name)
+        if dtype is None:
+            (x,) = coerce(name, x)
+        dtype = _result_dtype(x, dtype, name)
+        return apply(body, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
+
+    return _named(reduce, name, doc)
 
 
-def max(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Maximum over ``axis``; NaNs propagate; ValueError over zero elements."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return _torch_extreme("max", x, input, axis, keepdims, dim, keepdim, out)
-    require_tensor(x, "max")
-    _check_ordered(x._dtype, "max")
-    axes = _axes(axis, x.ndim)
-    _check_nonempty(x, axes, "max")
-    return apply(_max, (x,), (axes, bool(keepdims)))
+sum = _accumulating_reduction(
+    "sum", _sum,
+    """Sum over ``axis`` (all axes by default); narrow integers accumulate in 64 bits.""",
+)
+prod = _accumulating_reduction(
+    "prod", _prod,
+    """Product over ``axis`` (all axes by default); narrow integers accumulate in 64 bits.""",
+)
 
 
-def min(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Minimum over ``axis``; NaNs propagate; ValueError over zero elements."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return _torch_extreme("min", x, input, axis, keepdims, dim, keepdim, out)
-    require_tensor(x, "min")
-    _check_ordered(x._dtype, "min")
-    axes = _axes(axis, x.ndim)
-    _check_nonempty(x, axes, "min")
-    return apply(_min, (x,), (axes, bool(keepdims)))
+def _ordered_reduction(name, body, doc):
+    """The reduction ``name`` (``max``, ``min``) computed by the kernel ``body``."""
+
+    def reduce(x=None, /, *, axis=None, keepdims=False,
+        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    ):
+        if dim is not None or keepdim is not None or input is not None or out is not None:
+            return _torch_extreme(reduce, name, x, input, axis, keepdims, dim, keepdim, out)
+        require_tensor(x, name)
+        _check_ordered(x._dtype, name)
+        axes = _axes(axis, x.ndim)
+        _check_nonempty(x, axes, name)
+        return apply(body, (x,), (axes, bool(keepdims)))
+
+    return _named(reduce, name, doc)
+
+
+max = _ordered_reduction(
+    "max", _max, """Maximum over ``axis``; NaNs propagate; ValueError over zero elements."""
+)
+min = _ordered_reduction(
+    "min", _min, """Minimum over ``axis``; NaNs propagate; ValueError over zero elements."""
+)
 
 
 def _float_dtypes(x, name):
@@ -257,15 +266,15 @@ def _cast_for_mean(x, dtype):
     return astype(x, dtype)
 
 
-def _torch_extreme(name, x, input, axis, keepdims, dim, keepdim, out):  # noqa: A002
-    """``max``/``min`` with PyTorch's spellings: over one ``dim``, PyTorch's
+def _torch_extreme(function, name, x, input, axis, keepdims, dim, keepdim, out):  # noqa: A002
+    """``max``/``min`` (``function``) with PyTorch's spellings: over one ``dim``, PyTorch's
     ``(values, indices)`` named tuple (the method ``x.max(dim)``), else the reduction."""
     x = T.pick_input(name, x, input)
     axis, keepdims = T.reduction_axes(name, axis, keepdims, dim, keepdim)
     if dim is not None and not isinstance(axis, tuple):
         result = getattr(require_tensor(x, name), name)(axis, keepdims)
         return result if out is None else T.into_each(name, result, out)
-    result = (max if name == "max" else min)(x, axis=axis, keepdims=keepdims)
+    result = function(x, axis=axis, keepdims=keepdims)
     return result if out is None else T.into(name, result, out)
 
 
@@ -285,24 +294,28 @@ def _moment(x, axis, correction, keepdims, root, name):
     )
 
 
-def var(x=None, /, *, axis=None, correction=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Variance over ``axis`` with divisor ``M - correction`` (NaN when that is <= 0)."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(var, "var", x, input, axis, keepdims, dim, keepdim, out,
-                           correction=1 if correction is None else correction)
-    return _moment(x, axis, 0.0 if correction is None else correction, keepdims, False, "var")
+def _moment_reduction(name, root, doc):
+    """The reduction ``name``: the variance, or with ``root`` its square root (``std``)."""
+
+    def reduce(x=None, /, *, axis=None, correction=None, keepdims=False,
+        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    ):
+        if dim is not None or keepdim is not None or input is not None or out is not None:
+            return T.reduction(reduce, name, x, input, axis, keepdims, dim, keepdim, out,
+                               correction=1 if correction is None else correction)
+        return _moment(x, axis, 0.0 if correction is None else correction, keepdims, root, name)
+
+    return _named(reduce, name, doc)
 
 
-def std(x=None, /, *, axis=None, correction=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Standard deviation over ``axis`` with divisor ``M - correction`` (NaN when <= 0)."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(std, "std", x, input, axis, keepdims, dim, keepdim, out,
-                           correction=1 if correction is None else correction)
-    return _moment(x, axis, 0.0 if correction is None else correction, keepdims, True, "std")
+var = _moment_reduction(
+    "var", False,
+    """Variance over ``axis`` with divisor ``M - correction`` (NaN when that is <= 0).""",
+)
+std = _moment_reduction(
+    "std", True,
+    """Standard deviation over ``axis`` with divisor ``M - correction`` (NaN when <= 0).""",
+)
 
 
 # ----------------------------------------------------------------------------- cumulative
