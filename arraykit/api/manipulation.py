@@ -77,8 +77,24 @@ def _shape_arg(shape, fname):
         raise TypeError(f"{fname}: shape must be a tuple of ints, got {shape!r}") from None
 
 
+def _tensor_and_sizes(function, x, input, sizes, torch_sizes, negative):  # noqa: A002
+    """``x`` (or PyTorch's ``input=``) and the sizes ``sizes = (name, value)`` (or PyTorch's
+    spelling ``torch_sizes = (name, value)``) as a tuple of ints; a negative size raises
+    ValueError with the message ``negative`` (``{}`` stands for the sizes)."""
+    name, value = sizes
+    if input is not None or torch_sizes[1] is not None:
+        x = T.pick_input(function, x, input)
+        value = T.pick(function, name, value, *torch_sizes)
+    require_tensor(x, function)
+    value = _shape_arg(value, function)
+    if any(n < 0 for n in value):
+        raise ValueError(f"{function}: " + negative.format(value))
+    return x, value
+
+
 def _sequence(arrays, fname):
-    """Check ``arrays`` (a non-empty tuple or list of tensors on one device); their promoted dtype."""
+    """Check ``arrays`` (a non-empty tuple or list of tensors on one device); ``arrays`` as a
+    tuple, and their promoted dtype."""
     if isinstance(arrays, Tensor) or not isinstance(arrays, (tuple, list)):
         raise TypeError(
             f"{fname} expects a tuple or list of tensors, got {type(arrays).__name__}"
@@ -91,7 +107,14 @@ def _sequence(arrays, fname):
         require_tensor(a, fname)
         check_same_device(first.device, a.device, fname)
         dtype = D.promote(dtype, a._dtype)
-    return dtype
+    return tuple(arrays), dtype
+
+
+def _joined_torch_style(join, name, arrays, axis, dim, out):
+    """``join(arrays, axis=)`` (``concat``, ``stack``) with PyTorch's ``dim=`` and ``out=``."""
+    axis = T.pick(name, "axis", axis, "dim", dim, 0)
+    result = join(arrays, axis=axis)
+    return result if out is None else T.into(name, result, out)
 
 
 # ----------------------------------------------------------------------------
@@ -111,13 +134,10 @@ def broadcast_shapes(*shapes):
 def broadcast_to(x=None, /, shape=None, *, input=None, size=None):  # noqa: A002
     """A view of ``x`` broadcast to ``shape`` (new and size-1 dims get stride 0); PyTorch's
     ``input=`` and ``size=`` are accepted."""
-    if input is not None or size is not None:
-        x = T.pick_input("broadcast_to", x, input)
-        shape = T.pick("broadcast_to", "shape", shape, "size", size)
-    require_tensor(x, "broadcast_to")
-    shape = _shape_arg(shape, "broadcast_to")
-    if any(n < 0 for n in shape):
-        raise ValueError(f"broadcast_to: negative dimension in target shape {shape}")
+    x, shape = _tensor_and_sizes(
+        "broadcast_to", x, input, ("shape", shape), ("size", size),
+        "negative dimension in target shape {}",
+    )
     return x._view(L.broadcast_to(x._layout, shape))
 
 
@@ -265,11 +285,8 @@ def concat(arrays, /, *, axis=0, dim=None, out=None):
     """Join ``arrays`` along an existing ``axis`` (flattened first when ``axis`` is None);
     PyTorch's ``dim=`` and ``out=`` are accepted."""
     if dim is not None or out is not None:
-        axis = T.pick("concat", "axis", axis, "dim", dim, 0)
-        result = concat(arrays, axis=axis)
-        return result if out is None else T.into("concat", result, out)
-    dtype = _sequence(arrays, "concat")
-    arrays = tuple(arrays)
+        return _joined_torch_style(concat, "concat", arrays, axis, dim, out)
+    arrays, dtype = _sequence(arrays, "concat")
     if axis is not None:
         shapes = [a.shape for a in arrays]
         ndim = len(shapes[0])
@@ -300,11 +317,8 @@ def stack(arrays, /, *, axis=0, dim=None, out=None):
     """Join equally shaped ``arrays`` along a new ``axis``; PyTorch's ``dim=`` and
     ``out=`` are accepted."""
     if dim is not None or out is not None:
-        axis = T.pick("stack", "axis", axis, "dim", dim, 0)
-        result = stack(arrays, axis=axis)
-        return result if out is None else T.into("stack", result, out)
-    dtype = _sequence(arrays, "stack")
-    arrays = tuple(arrays)
+        return _joined_torch_style(stack, "stack", arrays, axis, dim, out)
+    arrays, dtype = _sequence(arrays, "stack")
     shape = arrays[0].shape
     for a in arrays[1:]:
         if a.shape != shape:
@@ -437,11 +451,8 @@ def _tile(x, reps):
 def tile(x=None, repetitions=None, /, *, input=None, dims=None):  # noqa: A002 (PyTorch's name)
     """``x`` repeated ``repetitions[i]`` times along each axis (shorter side padded with 1s);
     PyTorch's ``input=`` and ``dims=`` are accepted."""
-    if input is not None or dims is not None:
-        x = T.pick_input("tile", x, input)
-        repetitions = T.pick("tile", "repetitions", repetitions, "dims", dims)
-    require_tensor(x, "tile")
-    reps = _shape_arg(repetitions, "tile")
-    if any(r < 0 for r in reps):
-        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    x, reps = _tensor_and_sizes(
+        "tile", x, input, ("repetitions", repetitions), ("dims", dims),
+        "repetitions must be non-negative, got {}",
+    )
     return apply(_tile, (x,), (reps,))
