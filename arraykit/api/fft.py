@@ -87,7 +87,7 @@ def _points(n, name, what="n"):
     return n
 
 
-def _one(x, name, kind, n, axis, norm, real_only, half):
+def _one(x, name, n, axis, norm, real_only, half):
     """Shared driver of the 1-D transforms; ``half``: n counts output points of a c2r transform."""
     dtype = _input_dtype(x, name, real_only)
     _check_norm(norm, name)
@@ -98,10 +98,10 @@ def _one(x, name, kind, n, axis, norm, real_only, half):
         m = x.shape[axis]
         n = 2 * (m - 1) if half else m
     n = _points(n, name)
-    return apply(_fft1, (x,), (kind, n, axis, norm, dtype.np))
+    return apply(_fft1, (x,), (name, n, axis, norm, dtype.np))
 
 
-def _many(x, name, kind, s, axes, norm, real_only, half):
+def _many(x, name, s, axes, norm, real_only, half):
     """Shared driver of the n-D transforms (``half`` as in :func:`_one`)."""
     dtype = _input_dtype(x, name, real_only)
     _check_norm(norm, name)
@@ -127,60 +127,85 @@ def _many(x, name, kind, s, axes, norm, real_only, half):
     s = tuple(
         _points(dflt if operator.index(v) == -1 else v, name, "s") for v, dflt in zip(s, default)
     )
-    return apply(_fftn, (x,), (kind, s, axes, norm, dtype.np))
+    return apply(_fftn, (x,), (name, s, axes, norm, dtype.np))
 
 
 # ---------------------------------------------------------------------------- transforms
 
 
-def fft(x, /, *, n=None, axis=-1, norm="backward"):
-    """1-D discrete Fourier transform along ``axis`` (zero-padded or trimmed to ``n``)."""
-    return _one(x, "fft", "fft", n, axis, norm, False, False)
+def _named(transform, name, doc):
+    """``transform`` under the public ``name`` with the docstring ``doc``."""
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = doc
+    return transform
 
 
-def ifft(x, /, *, n=None, axis=-1, norm="backward"):
-    """1-D inverse discrete Fourier transform along ``axis``."""
-    return _one(x, "ifft", "ifft", n, axis, norm, False, False)
+def _transform_1d(name, doc, *, real_only=False, half=False):
+    """The 1-D transform ``jax.numpy.fft.<name>`` documented by ``doc`` (``real_only`` and
+    ``half`` as in :func:`_one`)."""
+
+    def transform(x, /, *, n=None, axis=-1, norm="backward"):
+        return _one(x, name, n, axis, norm, real_only, half)
+
+    return _named(transform, name, doc)
 
 
-def fftn(x, /, *, s=None, axes=None, norm="backward"):
-    """N-D discrete Fourier transform over ``axes`` (all by default) with sizes ``s``."""
-    return _many(x, "fftn", "fftn", s, axes, norm, False, False)
+def _transform_nd(name, doc, *, real_only=False, half=False):
+    """The n-D transform ``jax.numpy.fft.<name>`` documented by ``doc`` (``real_only`` and
+    ``half`` as in :func:`_one`)."""
+
+    def transform(x, /, *, s=None, axes=None, norm="backward"):
+        return _many(x, name, s, axes, norm, real_only, half)
+
+    return _named(transform, name, doc)
 
 
-def ifftn(x, /, *, s=None, axes=None, norm="backward"):
-    """N-D inverse discrete Fourier transform over ``axes``."""
-    return _many(x, "ifftn", "ifftn", s, axes, norm, False, False)
-
-
-def rfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """1-D transform of real input: the ``n // 2 + 1`` non-negative frequencies."""
-    return _one(x, "rfft", "rfft", n, axis, norm, True, False)
-
-
-def irfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Inverse of :func:`rfft`: ``n`` real outputs (default ``2 * (M - 1)``)."""
-    return _one(x, "irfft", "irfft", n, axis, norm, False, True)
-
-
-def rfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """N-D transform of real input; the last transformed axis keeps ``s[-1] // 2 + 1`` entries."""
-    return _many(x, "rfftn", "rfftn", s, axes, norm, True, False)
-
-
-def irfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """Inverse of :func:`rfftn`; the last output axis defaults to ``2 * (M - 1)`` points."""
-    return _many(x, "irfftn", "irfftn", s, axes, norm, False, True)
-
-
-def hfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Transform of a Hermitian-symmetric signal given by its first half: ``n`` real outputs."""
-    return _one(x, "hfft", "hfft", n, axis, norm, False, True)
-
-
-def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """Inverse of :func:`hfft` for real input: ``n // 2 + 1`` complex outputs."""
-    return _one(x, "ihfft", "ihfft", n, axis, norm, True, False)
+fft = _transform_1d(
+    "fft",
+    "1-D discrete Fourier transform along ``axis`` (zero-padded or trimmed to ``n``).",
+)
+ifft = _transform_1d(
+    "ifft",
+    "1-D inverse discrete Fourier transform along ``axis``.",
+)
+fftn = _transform_nd(
+    "fftn",
+    "N-D discrete Fourier transform over ``axes`` (all by default) with sizes ``s``.",
+)
+ifftn = _transform_nd(
+    "ifftn",
+    "N-D inverse discrete Fourier transform over ``axes``.",
+)
+rfft = _transform_1d(
+    "rfft",
+    "1-D transform of real input: the ``n // 2 + 1`` non-negative frequencies.",
+    real_only=True,
+)
+irfft = _transform_1d(
+    "irfft",
+    "Inverse of :func:`rfft`: ``n`` real outputs (default ``2 * (M - 1)``).",
+    half=True,
+)
+rfftn = _transform_nd(
+    "rfftn",
+    "N-D transform of real input; the last transformed axis keeps ``s[-1] // 2 + 1`` entries.",
+    real_only=True,
+)
+irfftn = _transform_nd(
+    "irfftn",
+    "Inverse of :func:`rfftn`; the last output axis defaults to ``2 * (M - 1)`` points.",
+    half=True,
+)
+hfft = _transform_1d(
+    "hfft",
+    "Transform of a Hermitian-symmetric signal given by its first half: ``n`` real outputs.",
+    half=True,
+)
+ihfft = _transform_1d(
+    "ihfft",
+    "Inverse of :func:`hfft` for real input: ``n // 2 + 1`` complex outputs.",
+    real_only=True,
+)
 
 
 # ---------------------------------------------------------------------------- helpers
