@@ -256,6 +256,21 @@ _vector_norm = DV.vector_norm(_vector_norm_value)
 # ---------------------------------------------------------------------------- functions
 
 
+def _of_square_matrices(name, body, doc, *, result=None):
+    """The function ``name`` of square matrices computed by the kernel ``body``, documented
+    by ``doc``; ``result``, when given, is the named tuple of its several outputs."""
+
+    def function(x, /):
+        _square(x, name)
+        if result is None:
+            return apply(body, (x,))
+        return result(*apply(body, (x,), multiple=True))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
 def cholesky(x, /, *, upper=False):
     """Cholesky factor of Hermitian positive-definite matrices (lower, or upper with ``upper=True``).
 
@@ -276,10 +291,7 @@ def cross(x1, x2, /, *, axis=-1):
     return apply(_cross, (x1, x2), (axis, dtype.np))
 
 
-def det(x, /):
-    """Determinants of square matrices."""
-    _square(x, "det")
-    return apply(_det, (x,))
+det = _of_square_matrices("det", _det, "Determinants of square matrices.")
 
 
 def diagonal(x, /, *, offset=0):
@@ -289,40 +301,35 @@ def diagonal(x, /, *, offset=0):
     return x._view(L.diagonal(x._layout, operator.index(offset), -2, -1))
 
 
-def eig(x, /):
+eig = _of_square_matrices(
+    "eig",
+    _eig,
     """Eigenvalues and unit-norm eigenvectors (columns) of general square matrices.
 
     Results are complex with the precision of ``x``; their order is unspecified.
-    """
-    _square(x, "eig")
-    return EigResult(*apply(_eig, (x,), multiple=True))
-
-
-def eigvals(x, /):
-    """Eigenvalues of general square matrices (complex, precision of ``x``)."""
-    _square(x, "eigvals")
-    return apply(_eigvals, (x,))
-
-
-def eigh(x, /):
+    """,
+    result=EigResult,
+)
+eigvals = _of_square_matrices(
+    "eigvals",
+    _eigvals,
+    "Eigenvalues of general square matrices (complex, precision of ``x``).",
+)
+eigh = _of_square_matrices(
+    "eigh",
+    _eigh,
     """Ascending eigenvalues and orthonormal eigenvectors of Hermitian/symmetric matrices.
 
     Only the lower triangle of ``x`` is read (as NumPy).
-    """
-    _square(x, "eigh")
-    return EighResult(*apply(_eigh, (x,), multiple=True))
-
-
-def eigvalsh(x, /):
-    """Ascending eigenvalues of Hermitian/symmetric matrices (lower triangle read)."""
-    _square(x, "eigvalsh")
-    return apply(_eigvalsh, (x,))
-
-
-def inv(x, /):
-    """Inverses of square matrices."""
-    _square(x, "inv")
-    return apply(_inv, (x,))
+    """,
+    result=EighResult,
+)
+eigvalsh = _of_square_matrices(
+    "eigvalsh",
+    _eigvalsh,
+    "Ascending eigenvalues of Hermitian/symmetric matrices (lower triangle read).",
+)
+inv = _of_square_matrices("inv", _inv, "Inverses of square matrices.")
 
 
 _MATRIX_ORDS = {"fro": "fro", "nuc": "nuc", 1: 1, -1: -1, 2: 2, -2: -2, math.inf: math.inf, -math.inf: -math.inf}
@@ -391,10 +398,12 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(*apply(_qr, (x,), (mode,), multiple=True))
 
 
-def slogdet(x, /):
-    """Sign and log-absolute-determinant of square matrices as ``SlogdetResult``."""
-    _square(x, "slogdet")
-    return SlogdetResult(*apply(_slogdet, (x,), multiple=True))
+slogdet = _of_square_matrices(
+    "slogdet",
+    _slogdet,
+    "Sign and log-absolute-determinant of square matrices as ``SlogdetResult``.",
+    result=SlogdetResult,
+)
 
 
 def solve(x1, x2, /):

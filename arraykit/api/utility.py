@@ -44,24 +44,31 @@ def _any(x, axis, keepdims):
     return jnp.any(_truth(x), axis=axis, keepdims=keepdims)
 
 
-def all(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Whether every element along ``axis`` (all axes by default) is nonzero; True if empty."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(all, "all", x, input, axis, keepdims, dim, keepdim, out)
-    require_tensor(x, "all")
-    return apply(_all, (x,), (_axes(axis, x.ndim), bool(keepdims)))
+def _truth_reduction(name, body, doc):
+    """The reduction ``name`` (``all``, ``any``) of truth values computed by the kernel
+    ``body``, documented by ``doc``."""
+
+    def reduce(x=None, /, *, axis=None, keepdims=False,
+        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    ):
+        if dim is not None or keepdim is not None or input is not None or out is not None:
+            return T.reduction(reduce, name, x, input, axis, keepdims, dim, keepdim, out)
+        require_tensor(x, name)
+        return apply(body, (x,), (_axes(axis, x.ndim), bool(keepdims)))
+
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = doc
+    return reduce
 
 
-def any(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
-):
-    """Whether some element along ``axis`` (all axes by default) is nonzero; False if empty."""
-    if dim is not None or keepdim is not None or input is not None or out is not None:
-        return T.reduction(any, "any", x, input, axis, keepdims, dim, keepdim, out)
-    require_tensor(x, "any")
-    return apply(_any, (x,), (_axes(axis, x.ndim), bool(keepdims)))
+all = _truth_reduction(
+    "all", _all,
+    "Whether every element along ``axis`` (all axes by default) is nonzero; True if empty.",
+)
+any = _truth_reduction(
+    "any", _any,
+    "Whether some element along ``axis`` (all axes by default) is nonzero; False if empty.",
+)
 
 
 def _diff(*args):
