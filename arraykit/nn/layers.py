@@ -273,7 +273,21 @@ def _position(idx, n):
     return idx % n
 
 
-class Sequential(Module):
+class _NumberedModules(Module):
+    """What :class:`Sequential` and :class:`ModuleList` share: submodules in order,
+    indexed by position (negative positions count from the end)."""
+
+    def _index(self, idx):
+        return _position(idx, len(self._modules))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_NumberedModules):
     """Modules called one after the other: ``Sequential(m0, m1, ...)`` (named ``"0"``,
     ``"1"``...) or ``Sequential(OrderedDict(name=module, ...))``."""
 
@@ -285,9 +299,6 @@ class Sequential(Module):
         else:
             for i, module in enumerate(args):
                 self.add_module(str(i), module)
-
-    def _index(self, idx):
-        return _position(idx, len(self._modules))
 
     def __getitem__(self, idx):
         items = list(self._modules.items())
@@ -304,34 +315,24 @@ class Sequential(Module):
         for name in names[idx] if isinstance(idx, slice) else [names[self._index(idx)]]:
             del self._modules[name]
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        """Add ``module`` at the end; returns self."""
-        self.add_module(str(len(self)), module)
-        return self
-
     def forward(self, input):
         """Pass ``input`` through every module in order."""
         for module in self._modules.values():
             input = module(input)
         return input
 
+    def append(self, module):
+        """Add ``module`` at the end; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
 
-class ModuleList(Module):
+
+class ModuleList(_NumberedModules):
     """A list of submodules, registered as ``"0"``, ``"1"``... (no ``forward``)."""
 
     def __init__(self, modules=None):
         super().__init__()
-        if modules is not None:
-            self.extend(modules)
-
-    def _index(self, idx):
-        return _position(idx, len(self._modules))
+        self.extend(() if modules is None else modules)
 
     def __getitem__(self, idx):
         modules = list(self._modules.values())
@@ -347,12 +348,6 @@ class ModuleList(Module):
         del modules[idx if isinstance(idx, slice) else self._index(idx)]
         self._modules.clear()
         self.extend(modules)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def append(self, module):
         """Add ``module`` at the end; returns self."""
