@@ -71,6 +71,25 @@ def _host(item):
     return arr
 
 
+def _plan_of(items, item_entries, result_shape):
+    """The :class:`Plan` of the key ``items``: None, Ellipsis and slices need no operand;
+    ``item_entries(k)`` gives ``(structure entries, operands)`` of any other item."""
+    structure = []
+    operands = []
+    for k in items:
+        if k is None:
+            structure.append(("none",))
+        elif k is Ellipsis:
+            structure.append(("ellipsis",))
+        elif isinstance(k, slice):
+            structure.append(("slice", k.start, k.stop, k.step))
+        else:
+            entries, item_operands = item_entries(k)
+            structure.extend(entries)
+            operands.extend(item_operands)
+    return Plan(tuple(structure), tuple(operands), result_shape)
+
+
 def plan(shape, key):
     """Validate an advanced key against ``shape`` and build its kernel plan (eager)."""
     items = key if isinstance(key, tuple) else (key,)
@@ -88,57 +107,41 @@ def plan(shape, key):
         np.zeros(1, dtype=np.bool_), shape=shape, strides=(0,) * len(shape)
     )
     result_shape = dummy[tuple(np_items)].shape
-    structure = []
-    operands = []
-    for k in np_items:
-        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
-            if k.ndim == 0:  # a scalar bool adds an axis of length 1 or 0, as in NumPy
-                structure.append(("bool", bool(k)))
-                continue
-            for idx in np.nonzero(k):
-                operands.append(idx.astype(np.int64))
-                structure.append(("array",))
-        elif isinstance(k, np.ndarray):
-            operands.append(k.astype(np.int64))
-            structure.append(("array",))
-        elif k is None:
-            structure.append(("none",))
-        elif k is Ellipsis:
-            structure.append(("ellipsis",))
-        elif isinstance(k, slice):
-            structure.append(("slice", k.start, k.stop, k.step))
-        else:
-            structure.append(("int", k))
-    return Plan(tuple(structure), tuple(operands), result_shape)
+    return _plan_of(np_items, _eager_entries, result_shape)
+
+
+def _eager_entries(k):
+    """Structure entries and operands of a host key item (as :func:`plan` converted it)."""
+    if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+        if k.ndim == 0:  # a scalar bool adds an axis of length 1 or 0, as in NumPy
+            return [("bool", bool(k))], []
+        indices = np.nonzero(k)
+        return [("array",)] * len(indices), [idx.astype(np.int64) for idx in indices]
+    if isinstance(k, np.ndarray):
+        return [("array",)], [k.astype(np.int64)]
+    return [("int", k)], []
 
 
 def traced_plan(key):
     """Plan for a key used under a JAX trace: no host checks, masks rejected."""
     items = key if isinstance(key, tuple) else (key,)
-    structure = []
-    operands = []
-    for k in items:
-        if k is None:
-            structure.append(("none",))
-        elif k is Ellipsis:
-            structure.append(("ellipsis",))
-        elif isinstance(k, slice):
-            structure.append(("slice", k.start, k.stop, k.step))
-        elif isinstance(k, (bool, np.bool_)):
-            structure.append(("bool", bool(k)))
-        elif isinstance(k, (int, np.integer)):
-            structure.append(("int", int(k)))
-        else:
-            t = k if is_tensor(k) else None
-            dtype_kind = t.dtype.kind if t is not None else np.asarray(k).dtype.kind
-            if dtype_kind == "bool" or dtype_kind == "b":
-                raise IndexError(
-                    "boolean mask indexing has a data-dependent shape and cannot be "
-                    "traced; use arraykit.where instead"
-                )
-            operands.append(t if t is not None else np.asarray(k, dtype=np.int64))
-            structure.append(("array",))
-    return Plan(tuple(structure), tuple(operands), None)
+    return _plan_of(items, _traced_entries, None)
+
+
+def _traced_entries(k):
+    """Structure entries and operands of a key item under a JAX trace (masks rejected)."""
+    if isinstance(k, (bool, np.bool_)):
+        return [("bool", bool(k))], []
+    if isinstance(k, (int, np.integer)):
+        return [("int", int(k))], []
+    t = k if is_tensor(k) else None
+    dtype_kind = t.dtype.kind if t is not None else np.asarray(k).dtype.kind
+    if dtype_kind == "bool" or dtype_kind == "b":
+        raise IndexError(
+            "boolean mask indexing has a data-dependent shape and cannot be "
+            "traced; use arraykit.where instead"
+        )
+    return [("array",)], [t if t is not None else np.asarray(k, dtype=np.int64)]
 
 
 def jax_key(structure, index_arrays):
