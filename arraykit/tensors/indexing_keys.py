@@ -8,6 +8,7 @@ operands and the key's structure as a static, hashable plan.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 
 import jax
@@ -45,15 +46,13 @@ def basic_key(key):
     )
 
 
+@dataclasses.dataclass(slots=True, eq=False)
 class Plan:
     """Static structure of an advanced key plus its index operands."""
 
-    __slots__ = ("structure", "operands", "result_shape")
-
-    def __init__(self, structure, operands, result_shape):
-        self.structure = structure
-        self.operands = operands
-        self.result_shape = result_shape
+    structure: tuple
+    operands: tuple
+    result_shape: tuple | None
 
 
 def _host(item):
