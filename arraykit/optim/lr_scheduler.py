@@ -108,6 +108,34 @@ class LRScheduler:
         """Restore the attributes saved by :meth:`state_dict`."""
         self.__dict__.update(state_dict)
 
+    def _state_saving_apart(self, name, save):
+        """:meth:`state_dict` with the items of the list attribute ``name`` saved as
+        ``save(item)`` (for subclasses holding functions or schedulers)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", name)}
+        state[name] = [save(item) for item in getattr(self, name)]
+        return state
+
+    def _load_state_apart(self, state_dict, name, load):
+        """:meth:`load_state_dict` of a state from :meth:`_state_saving_apart`: each item
+        of ``name`` restored by ``load(item, saved)``."""
+        state = dict(state_dict)
+        saved = state.pop(name)
+        self.__dict__.update(state)
+        for item, values in zip(getattr(self, name), saved):
+            load(item, values)
+
+
+def _callable_state(fn):
+    """What :class:`LambdaLR` saves of ``fn``: a callable object's ``__dict__``; None for a
+    plain function or lambda (not saved, as PyTorch)."""
+    return None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+
+
+def _restore_callable_state(fn, values):
+    """Give ``fn`` back the ``__dict__`` that :func:`_callable_state` saved (if any)."""
+    if values is not None:
+        fn.__dict__.update(values)
+
 
 class LambdaLR(LRScheduler):
     """Set each group's rate to its initial rate times ``lr_lambda(epoch)`` (one
@@ -130,20 +158,11 @@ class LambdaLR(LRScheduler):
     def state_dict(self):
         """The attributes but the optimizer; of the functions, only the ``__dict__`` of
         callable objects (plain functions and lambdas are not saved), as PyTorch."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [
-            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas
-        ]
-        return state
+        return self._state_saving_apart("lr_lambdas", _callable_state)
 
     def load_state_dict(self, state_dict):
         """Restore the attributes (and the callable objects' ``__dict__``)."""
-        state = dict(state_dict)
-        saved = state.pop("lr_lambdas")
-        self.__dict__.update(state)
-        for fn, values in zip(self.lr_lambdas, saved):
-            if values is not None:
-                fn.__dict__.update(values)
+        self._load_state_apart(state_dict, "lr_lambdas", _restore_callable_state)
 
 
 class StepLR(LRScheduler):
@@ -282,17 +301,13 @@ class SequentialLR(LRScheduler):
 
     def state_dict(self):
         """The attributes but the optimizer, with each scheduler's own state."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
+        return self._state_saving_apart("_schedulers", lambda scheduler: scheduler.state_dict())
 
     def load_state_dict(self, state_dict):
         """Restore the attributes and each scheduler's state."""
-        state = dict(state_dict)
-        saved = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for scheduler, values in zip(self._schedulers, saved):
-            scheduler.load_state_dict(values)
+        self._load_state_apart(
+            state_dict, "_schedulers", lambda scheduler, values: scheduler.load_state_dict(values)
+        )
 
 
 def _undo_initial_steps(scheduler):
