@@ -135,62 +135,57 @@ def _set5(x):
 _set5_donating = jax.jit(_set5, donate_argnums=0)
 
 
+def _write_body(x, sync=None):
+    """A timed body: ``k`` times ``x[5] = 1.0``, then ``sync(x)`` when given."""
+
+    def body(k):
+        for _ in range(k):
+            x[5] = 1.0
+        if sync is not None:
+            sync(x)
+
+    return body
+
+
+def _jax_write_body(box, write):
+    """A timed body: ``k`` times ``x = write(x)`` on the JAX array ``box[0]``, kept there."""
+
+    def body(k):
+        x = box[0]
+        for _ in range(k):
+            x = write(x)
+        x.block_until_ready()
+        box[0] = x
+
+    return body
+
+
 def bench_write(size, repeats, number):
     """µs per ``x[5] = 1.0`` for a float32 tensor of ``size`` elements."""
     results = {}
 
     a = ak.zeros(size, dtype=ak.float32)
-
-    def ak_body(k):
-        for _ in range(k):
-            a[5] = 1.0
-        ak_sync(a)
-
-    results["arraykit  x[5] = 1.0"] = measure(ak_body, number, repeats)
+    results["arraykit  x[5] = 1.0"] = measure(_write_body(a, ak_sync), number, repeats)
     ak_ok = a[5].item() == 1.0 and a.untyped_storage().size() == size
     del a
     gc.collect()
 
     npx = np.zeros(size, dtype=np.float32)
-
-    def np_body(k):
-        for _ in range(k):
-            npx[5] = 1.0
-
-    results["numpy     x[5] = 1.0"] = measure(np_body, number, repeats)
+    results["numpy     x[5] = 1.0"] = measure(_write_body(npx), number, repeats)
     del npx
 
     tx = torch.zeros(size, dtype=torch.float32)
-
-    def torch_body(k):
-        for _ in range(k):
-            tx[5] = 1.0
-
-    results["torch     x[5] = 1.0"] = measure(torch_body, number, repeats)
+    results["torch     x[5] = 1.0"] = measure(_write_body(tx), number, repeats)
     del tx
     gc.collect()
 
     box = [jnp.zeros(size, dtype=jnp.float32)]
-
-    def jax_donate_body(k):
-        x = box[0]
-        for _ in range(k):
-            x = _set5_donating(x)
-        x.block_until_ready()
-        box[0] = x
-
-    results["jax       jit(x.at[5].set(1.0), donate)"] = measure(jax_donate_body, number, repeats)
-
-    def jax_eager_body(k):
-        x = box[0]
-        for _ in range(k):
-            x = x.at[5].set(1.0)
-        x.block_until_ready()
-        box[0] = x
-
+    results["jax       jit(x.at[5].set(1.0), donate)"] = measure(
+        _jax_write_body(box, _set5_donating), number, repeats
+    )
     eager_number = max(1, min(number, int(2e8 // size)))
     results["jax       x.at[5].set(1.0) (eager, copies)"] = measure(
-        jax_eager_body, eager_number, repeats, warmup=1
+        _jax_write_body(box, _set5), eager_number, repeats, warmup=1
     )
     box.clear()
     gc.collect()

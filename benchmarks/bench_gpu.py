@@ -53,7 +53,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(_ROOT, "examples"))
 
 import train_digits  # noqa: E402 (the example's model and step)
-from mlp_anchor import make_step  # noqa: E402
+from mlp_anchor import make_step, make_torch_step, mlp  # noqa: E402
 
 GPU_SIZES = {
     "mlp": ((784, 1024, 1024, 10), 256),
@@ -132,10 +132,7 @@ def _print_times(times):
 
 def ak_mlp(target, sizes, batch, jitted, precision="highest"):
     """(call, wait) of an arraykit SGD step; the matmul precision is set on each call."""
-    layers = []
-    for i, o in zip(sizes[:-1], sizes[1:]):
-        layers += [ak.nn.Linear(i, o), ak.nn.ReLU()]
-    model = ak.nn.Sequential(*layers[:-1]).to(target.ak)
+    model = mlp(ak.nn, sizes).to(target.ak)
     opt = ak.optim.SGD(model.parameters(), lr=LR)
     rng = np.random.default_rng(0)
     x = ak.asarray(rng.normal(size=(batch, sizes[0])).astype(np.float32), device=target.ak)
@@ -176,27 +173,17 @@ def jax_mlp(target, sizes, batch, precision=None):
 def torch_mlp(target, sizes, batch, compiled, precision="highest"):
     """(call, wait) of a PyTorch SGD step, eager or under torch.compile."""
     torch.manual_seed(0)
-    layers = []
-    for i, o in zip(sizes[:-1], sizes[1:]):
-        layers += [torch.nn.Linear(i, o), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers[:-1]).to(target.torch)
+    model = mlp(torch.nn, sizes).to(target.torch)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     rng = np.random.default_rng(0)
     x = torch.from_numpy(rng.normal(size=(batch, sizes[0])).astype(np.float32)).to(target.torch)
     y = torch.from_numpy(rng.integers(0, sizes[-1], batch)).to(target.torch)
-
-    def step():
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = make_torch_step(model, opt)
     fn = torch.compile(step) if compiled else step
 
     def call():
         torch.set_float32_matmul_precision(precision)
-        return fn()
+        return fn(x, y)
 
     return call, lambda loss: target.torch_sync()
 

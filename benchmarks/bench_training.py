@@ -22,7 +22,7 @@ import torch
 
 import arraykit as ak
 from arraykit import nn, optim
-from mlp_anchor import make_step
+from mlp_anchor import make_step, make_torch_step, mlp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
 import train_digits  # noqa: E402 (the example's PyTorch-style step)
@@ -39,8 +39,7 @@ def _data(rng):
 
 
 def arraykit_step(x, y, jitted):
-    model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
-                          nn.Linear(1024, 10))
+    model = mlp(nn, SIZES)
     opt = optim.SGD(model.parameters(), lr=LR)
     xs, ys = ak.asarray(x), ak.asarray(y)
     step = train_digits.make_step(model, opt)
@@ -77,18 +76,11 @@ def jax_step(x, y):
 
 def torch_step(x, y):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 1024), torch.nn.ReLU(),
-                                torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+    model = mlp(torch.nn, SIZES)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     xs, ys = torch.from_numpy(x), torch.from_numpy(y)
-
-    def run():
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(xs), ys)
-        loss.backward()
-        opt.step()
-
-    return run
+    step = make_torch_step(model, opt)
+    return lambda: step(xs, ys)
 
 
 def call_overhead(number=2000):

@@ -1,9 +1,11 @@
-"""The JAX anchor the training benchmarks share: an MLP step as JAX users write it
-(``jax.jit`` of ``jax.value_and_grad``, optax's integer-label cross-entropy)."""
+"""What the training benchmarks share: the JAX anchor, an MLP step as JAX users write it
+(``jax.jit`` of ``jax.value_and_grad``, optax's integer-label cross-entropy); the MLP as
+an arraykit or PyTorch module; and PyTorch's eager step."""
 
 import jax
 import jax.numpy as jnp
 import optax
+import torch
 
 
 def make_step(tx, precision=None):
@@ -27,3 +29,25 @@ def make_step(tx, precision=None):
 
     return step
 
+
+
+def mlp(nn, sizes):
+    """``nn.Sequential`` of ``nn.Linear`` layers through ``sizes`` with ``nn.ReLU`` between
+    them; ``nn`` is ``arraykit.nn`` or ``torch.nn``."""
+    layers = []
+    for i, o in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(i, o), nn.ReLU()]
+    return nn.Sequential(*layers[:-1])
+
+
+def make_torch_step(model, opt):
+    """PyTorch's eager ``step(x, y) -> loss``: cross-entropy of ``model``, one ``opt`` step."""
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
