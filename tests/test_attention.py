@@ -12,6 +12,7 @@ import torch
 
 import arraykit as ak
 import arraykit.nn.functional as F
+from training import check_grad_and_jit_match_eager
 
 TF = torch.nn.functional
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-5, atol=2e-6)}
@@ -134,24 +135,7 @@ def test_under_autograd_functional_grad_and_jit():
     def loss(q, k, v):
         return (F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True) ** 2).sum()
 
-    grads = ak.grad(loss, argnums=(0, 1, 2))(q, k2, v2)
-    leaves = [t.detach().clone().requires_grad_() for t in (q, k2, v2)]
-    loss(*leaves).backward()
-    for g, leaf in zip(grads, leaves):
-        np.testing.assert_allclose(g.numpy(), leaf.grad.numpy(), rtol=1e-5, atol=1e-6)
-
-    @ak.jit
-    def step(q, k, v):
-        for t in (q, k, v):
-            t.grad = None
-        out = loss(q, k, v)
-        out.backward()
-        return out
-
-    jit_leaves = [t.detach().clone().requires_grad_() for t in (q, k2, v2)]
-    step(*jit_leaves)
-    for a, b in zip(jit_leaves, leaves):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+    check_grad_and_jit_match_eager(loss, (q, k2, v2), rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------- dropout

@@ -350,14 +350,7 @@ def test_eager_and_jitted_optimizer_steps_agree(make_opt):
         model, x, y = _model_and_data(3)
         opt = make_opt(model.parameters())
         sched = ak.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
-
-        def step(xb, yb):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            return loss
-
+        step = functools.partial(train_step, model, opt)
         run = ak.jit(step) if jitted else step
         losses = []
         for _ in range(5):

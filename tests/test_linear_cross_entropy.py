@@ -17,6 +17,7 @@ import torch
 import arraykit as ak
 import arraykit.nn.functional as F
 from arraykit.nn import linear_ce_kernels as LCE
+from training import check_grad_and_jit_match_eager
 
 TF = torch.nn.functional
 
@@ -160,25 +161,7 @@ def test_functional_grad_and_jit_match_eager(small_chunks):
     def loss(x, w, b):
         return F.linear_cross_entropy(x, w, target, b, label_smoothing=0.05)
 
-    grads = ak.grad(loss, argnums=(0, 1, 2))(x, w, b)
-    leaves = [t.detach().clone().requires_grad_() for t in (x, w, b)]
-    eager = loss(*leaves)
-    eager.backward()
-    for g, leaf in zip(grads, leaves):
-        np.testing.assert_allclose(g.numpy(), leaf.grad.numpy(), rtol=1e-5, atol=1e-7)
-
-    @ak.jit
-    def step(x, w, b):
-        for t in (x, w, b):
-            t.grad = None
-        out = loss(x, w, b)
-        out.backward()
-        return out
-
-    traced = [t.detach().clone().requires_grad_() for t in (x, w, b)]
-    np.testing.assert_allclose(step(*traced).item(), eager.item(), rtol=1e-6)
-    for a, leaf in zip(traced, leaves):
-        np.testing.assert_allclose(a.grad.numpy(), leaf.grad.numpy(), rtol=1e-5, atol=1e-7)
+    check_grad_and_jit_match_eager(loss, (x, w, b), rtol=1e-5, atol=1e-7)
 
 
 def test_jax_custom_vjp_function_matches_optax_style_unfused():
