@@ -195,6 +195,11 @@ def axes(draw, ndim):
     return draw(st.none() | one | many)
 
 
+def reductions(ndim):
+    """``(axis, keepdims)`` of a reduction over ``ndim`` dimensions (``axis`` as :func:`axes`)."""
+    return st.tuples(axes(ndim), st.booleans())
+
+
 @st.composite
 def view_shapes(draw, shape, shuffle=True):
     """Target shapes of ``shape``'s numel: its prime factors regrouped, mostly in order

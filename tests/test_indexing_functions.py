@@ -24,6 +24,14 @@ def check(got, want):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
+# what take and take_along_axis draw: x (strided, 1-3 dims), the indices' dtype and view
+GIVEN_TAKE_INPUTS = given(
+    pair=strided_pairs(dtype=st.sampled_from(ALL_DTYPES),
+                       shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)),
+    dtype=INDEX_DTYPES, view=VIEWS, data=st.data(),
+)
+
+
 def draw_indices(data, size, shape, dtype):
     """In-range indices (negative ones too for signed dtypes)."""
     lo = 0 if np.dtype(dtype).kind == "u" else -size
@@ -31,11 +39,7 @@ def draw_indices(data, size, shape, dtype):
 
 
 @SETTINGS
-@given(
-    pair=strided_pairs(dtype=st.sampled_from(ALL_DTYPES),
-                       shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)),
-    dtype=INDEX_DTYPES, view=VIEWS, data=st.data(),
-)
+@GIVEN_TAKE_INPUTS
 def test_take_matches_numpy(pair, dtype, view, data):
     x, a = pair
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1)) if a.ndim > 1 else data.draw(st.sampled_from([None, 0, -1]))
@@ -46,11 +50,7 @@ def test_take_matches_numpy(pair, dtype, view, data):
 
 
 @SETTINGS
-@given(
-    pair=strided_pairs(dtype=st.sampled_from(ALL_DTYPES),
-                       shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)),
-    dtype=INDEX_DTYPES, view=VIEWS, data=st.data(),
-)
+@GIVEN_TAKE_INPUTS
 def test_take_along_axis_matches_numpy(pair, dtype, view, data):
     x, a = pair
     axis = data.draw(st.integers(-a.ndim, a.ndim - 1))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, axes, strided_pairs
+from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, reductions, strided_pairs
 
 SETTINGS = settings(max_examples=25, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
@@ -31,6 +31,11 @@ def check(got, want, rtol=1e-6, atol=0.0):
         np.testing.assert_array_equal(got.numpy(), want)
 
 
+def _reduced_axes(axis, ndim):
+    """The non-negative axes an ``axis`` argument reduces over ``ndim`` dimensions."""
+    return range(ndim) if axis is None else np.atleast_1d(axis) % max(ndim, 1)
+
+
 def sum_atol(a, axis):
     """Absolute tolerance for float reductions: a few ulps of the summed magnitudes."""
     if a.dtype.kind not in "fc" or a.size == 0:
@@ -46,8 +51,7 @@ def sum_atol(a, axis):
 @given(pair=strided_pairs(dtype=st.sampled_from(ALL_DTYPES), shape=SHAPES), data=st.data())
 def test_sum_matches_numpy(pair, data):
     x, a = pair
-    axis = data.draw(axes(a.ndim))
-    keepdims = data.draw(st.booleans())
+    axis, keepdims = data.draw(reductions(a.ndim))
     dtype = data.draw(st.sampled_from([None, "int64", "float64", "complex128"]))
     if dtype is not None and a.dtype.kind == "c" and dtype != "complex128":
         dtype = None
@@ -91,8 +95,7 @@ def test_sum_dtype_casts_before_accumulating():
 )
 def test_prod_matches_numpy(pair, data):
     x, a = pair
-    axis = data.draw(axes(a.ndim))
-    keepdims = data.draw(st.booleans())
+    axis, keepdims = data.draw(reductions(a.ndim))
     got = ak.prod(x, axis=axis, keepdims=keepdims)
     # XLA on CPU flushes subnormal results to zero
     tiny = float(np.finfo(a.dtype).tiny) if a.dtype.kind == "f" else 0.0
@@ -112,9 +115,8 @@ def test_prod_complex_and_empty():
 @given(pair=strided_pairs(dtype=st.sampled_from(REAL_DTYPES), shape=SHAPES), data=st.data())
 def test_max_min_match_numpy(pair, data):
     x, a = pair
-    axis = data.draw(axes(a.ndim))
-    keepdims = data.draw(st.booleans())
-    reduced = range(a.ndim) if axis is None else np.atleast_1d(axis) % max(a.ndim, 1)
+    axis, keepdims = data.draw(reductions(a.ndim))
+    reduced = _reduced_axes(axis, a.ndim)
     empty = a.ndim > 0 and any(a.shape[d] == 0 for d in reduced) or a.size == 0 and axis is None
     for f, g in ((ak.max, np.max), (ak.min, np.min)):
         if empty:
@@ -149,9 +151,8 @@ def test_max_min_nan_propagates_and_complex_rejected():
 )
 def test_mean_var_std_match_numpy(pair, data):
     x, a = pair
-    axis = data.draw(axes(a.ndim))
-    keepdims = data.draw(st.booleans())
-    reduced = range(a.ndim) if axis is None else np.atleast_1d(axis) % max(a.ndim, 1)
+    axis, keepdims = data.draw(reductions(a.ndim))
+    reduced = _reduced_axes(axis, a.ndim)
     m = math.prod(a.shape[d] for d in reduced) if a.ndim else 1
     correction = data.draw(st.sampled_from([0, 1, 0.5]))
     assume(m - correction > 0)

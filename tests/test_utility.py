@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
-from strategies import axes, strided_pairs
+from strategies import reductions, strided_pairs
 
 SETTINGS = settings(max_examples=25, deadline=None)
 SPARSE = st.sampled_from(("bool", "int8", "uint16", "int64", "float32", "float64", "complex64"))
@@ -28,8 +28,7 @@ def check(got, want):
 @given(pair=strided_pairs(dtype=SPARSE, min_value=-1, max_value=1), data=st.data())
 def test_all_any(pair, data):
     x, a = pair
-    axis = data.draw(axes(a.ndim))
-    keepdims = data.draw(st.booleans())
+    axis, keepdims = data.draw(reductions(a.ndim))
     check(ak.all(x, axis=axis, keepdims=keepdims), np.all(a, axis=axis, keepdims=keepdims))
     check(ak.any(x, axis=axis, keepdims=keepdims), np.any(a, axis=axis, keepdims=keepdims))
 
