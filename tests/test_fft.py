@@ -57,14 +57,20 @@ def n_axis(draw, a, half=False):
     return n, axis
 
 
+def check_1d(name, pair, norm, data, half=False):
+    """The 1-D transform ``name`` against NumPy's, along a drawn axis with a drawn ``n``;
+    ``half``: a complex-to-real transform (``n`` counts real outputs)."""
+    x, a = pair
+    n, axis = data.draw(n_axis(a, half))
+    got = getattr(F, name)(x, n=n, axis=axis, norm=norm)
+    want = getattr(np.fft, name)(wide(a), n=n, axis=axis, norm=norm)
+    expect(got, want, (real_of if half else complex_of)(a.dtype), a)
+
+
 @SETTINGS
 @given(pairs(REAL + COMPLEX), NORMS, st.sampled_from(["fft", "ifft"]), st.data())
 def test_fft_ifft(pair, norm, name, data):
-    x, a = pair
-    n, axis = data.draw(n_axis(a))
-    got = getattr(F, name)(x, n=n, axis=axis, norm=norm)
-    want = getattr(np.fft, name)(wide(a), n=n, axis=axis, norm=norm)
-    expect(got, want, complex_of(a.dtype), a)
+    check_1d(name, pair, norm, data)
 
 
 @st.composite
@@ -93,9 +99,8 @@ def numpy_s(a, s, axes, half=False):
     return out
 
 
-@SETTINGS
-@given(pairs(REAL + COMPLEX), NORMS, st.sampled_from(["fftn", "ifftn"]), st.data())
-def test_fftn_ifftn(pair, norm, name, data):
+def check_nd(name, pair, norm, data):
+    """The n-D transform ``name`` (complex result) against NumPy's, with drawn ``s``, ``axes``."""
     x, a = pair
     s, axes = data.draw(s_axes(a))
     got = getattr(F, name)(x, s=s, axes=axes, norm=norm)
@@ -104,33 +109,27 @@ def test_fftn_ifftn(pair, norm, name, data):
 
 
 @SETTINGS
+@given(pairs(REAL + COMPLEX), NORMS, st.sampled_from(["fftn", "ifftn"]), st.data())
+def test_fftn_ifftn(pair, norm, name, data):
+    check_nd(name, pair, norm, data)
+
+
+@SETTINGS
 @given(pairs(REAL), NORMS, st.sampled_from(["rfft", "ihfft"]), st.data())
 def test_rfft_ihfft(pair, norm, name, data):
-    x, a = pair
-    n, axis = data.draw(n_axis(a))
-    got = getattr(F, name)(x, n=n, axis=axis, norm=norm)
-    want = getattr(np.fft, name)(wide(a), n=n, axis=axis, norm=norm)
-    expect(got, want, complex_of(a.dtype), a)
+    check_1d(name, pair, norm, data)
 
 
 @SETTINGS
 @given(pairs(REAL + COMPLEX), NORMS, st.sampled_from(["irfft", "hfft"]), st.data())
 def test_irfft_hfft(pair, norm, name, data):
-    x, a = pair
-    n, axis = data.draw(n_axis(a, half=True))
-    got = getattr(F, name)(x, n=n, axis=axis, norm=norm)
-    want = getattr(np.fft, name)(wide(a), n=n, axis=axis, norm=norm)
-    expect(got, want, real_of(a.dtype), a)
+    check_1d(name, pair, norm, data, half=True)
 
 
 @SETTINGS
 @given(pairs(REAL), NORMS, st.data())
 def test_rfftn(pair, norm, data):
-    x, a = pair
-    s, axes = data.draw(s_axes(a))
-    got = F.rfftn(x, s=s, axes=axes, norm=norm)
-    want = np.fft.rfftn(wide(a), s=numpy_s(a, s, axes), axes=axes, norm=norm)
-    expect(got, want, complex_of(a.dtype), a)
+    check_nd("rfftn", pair, norm, data)
 
 
 @SETTINGS
