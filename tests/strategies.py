@@ -228,3 +228,25 @@ def view_shapes(draw, shape, shuffle=True):
     if out and draw(st.integers(0, 4)) == 0:
         out[draw(st.integers(0, len(out) - 1))] = -1
     return tuple(out)
+
+
+TIED_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
+
+
+@st.composite
+def tied_arrays(draw, dtypes, shape=TIED_SHAPES, max_int=4):
+    """NumPy arrays of one of ``dtypes`` with many ties: floats among a few values with
+    signed zeros, subnormals, NaN and infinities; complex numbers of parts 0, ±1 and NaN;
+    integers in ``0..max_int``. ``shape`` is a strategy or a fixed shape."""
+    dt = np.dtype(draw(st.sampled_from(dtypes)))
+    if dt.kind == "f":
+        sub = float(np.finfo(dt).smallest_subnormal)
+        elements = st.sampled_from([0.0, -0.0, sub, -sub, 2 * sub, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf])
+    elif dt.kind == "c":
+        part = st.sampled_from([0.0, 1.0, -1.0, np.nan])
+        elements = st.builds(complex, part, part)
+    elif dt.kind == "b":
+        elements = st.booleans()
+    else:
+        elements = st.integers(0, max_int)
+    return draw(hnp.arrays(dt, draw(shape) if isinstance(shape, st.SearchStrategy) else shape, elements=elements))
