@@ -26,10 +26,15 @@ def _setup(dtype=np.float64, seed=0):
     return ours, theirs, grads
 
 
+def _give_grads(params, grads):
+    """Each parameter's ``.grad`` set to its NumPy gradient, as a tensor of its library."""
+    for p, g in zip(params, grads):
+        p.grad = ak.asarray(g) if isinstance(p, ak.Tensor) else torch.tensor(g)
+
+
 def _set_grads(ours, theirs, grads):
-    for p, t, g in zip(ours, theirs, grads):
-        p.grad = ak.asarray(g)
-        t.grad = torch.tensor(g)
+    _give_grads(ours, grads)
+    _give_grads(theirs, grads)
 
 
 def _assert_same(ours, theirs, tol):
@@ -125,8 +130,7 @@ def test_parameters_without_gradient_are_skipped():
 def test_zero_grad():
     ours, _, grads = _setup()
     opt = ak.optim.SGD(ours, lr=0.1)
-    for p, g in zip(ours, grads[0]):
-        p.grad = ak.asarray(g)
+    _give_grads(ours, grads[0])
     opt.zero_grad(set_to_none=False)
     assert all(p.grad is not None and float(ak.abs(p.grad).sum()) == 0 for p in ours)
     opt.zero_grad()
@@ -174,8 +178,7 @@ def test_state_dict_round_trip_continues_identically(name, kwargs):
     for step_grads in grads[2:]:
         _set_grads(ours, theirs, step_grads)
         for o, ps in ((loaded, clones[0]), (from_torch, clones[1])):
-            for p, g in zip(ps, step_grads):
-                p.grad = ak.asarray(g)
+            _give_grads(ps, step_grads)
             o.step()
         opt.step()
         topt.step()
@@ -344,8 +347,7 @@ def test_warmup_cosine_reaches_a_jitted_adamw_step_without_recompiling():
 
     for step_grads in grads:
         step(*[ak.asarray(g) for g in step_grads])
-        for t, g in zip(theirs, step_grads):
-            t.grad = torch.tensor(g)
+        _give_grads(theirs, step_grads)
         topt.step()
         sched.step()
         tsched.step()
