@@ -82,6 +82,15 @@ def twin(layout, size):
     return base, arr
 
 
+def twin_and_dim(lay_size, data):
+    """``(layout, base, arr, d)`` for a drawn ``(layout, size)`` of at least one dimension:
+    its :func:`twin` and a drawn dimension ``d`` (possibly negative)."""
+    lay, size = lay_size
+    assume(lay.ndim > 0)
+    base, arr = twin(lay, size)
+    return lay, base, arr, data.draw(dims_of(lay.ndim))
+
+
 def np_offset(arr, base):
     return (arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // arr.itemsize
 
@@ -354,10 +363,7 @@ def test_permute_transpose(lay_size, data):
 @given(layouts(), st.data())
 @settings(max_examples=EXAMPLES, deadline=None)
 def test_select_narrow_slice(lay_size, data):
-    lay, size = lay_size
-    assume(lay.ndim > 0)
-    base, arr = twin(lay, size)
-    d = data.draw(dims_of(lay.ndim))
+    lay, base, arr, d = twin_and_dim(lay_size, data)
     n = lay.shape[d]
     pre = (slice(None),) * (d % lay.ndim)
     if n:
@@ -471,10 +477,7 @@ def test_squeeze_zero_dim_layout():
 @given(layouts(max_dims=3), st.data())
 @settings(max_examples=EXAMPLES, deadline=None)
 def test_unfold_matches_sliding_window_view(lay_size, data):
-    lay, size = lay_size
-    assume(lay.ndim > 0)
-    base, arr = twin(lay, size)
-    d = data.draw(dims_of(lay.ndim))
+    lay, base, arr, d = twin_and_dim(lay_size, data)
     n = lay.shape[d]
     win = data.draw(st.integers(0, n))
     step = data.draw(st.integers(1, 3))
