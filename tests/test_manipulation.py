@@ -15,6 +15,8 @@ from strategies import ALL_DTYPES, make_view, strided_pairs, values
 SETTINGS = settings(max_examples=25, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)
 SMALL_DTYPES = st.sampled_from(("bool", "int8", "uint32", "int64", "float32", "complex64"))
+# a strided tensor of a few dtypes, its NumPy twin, and data for the test to draw from
+GIVEN_SMALL_PAIRS = given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
 
 
 def view_values(t):
@@ -59,7 +61,7 @@ def broadcast_targets(draw, shape):
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_broadcast_to(pair, data):
     x, a = pair
     shape = data.draw(broadcast_targets(a.shape))
@@ -72,7 +74,7 @@ def test_broadcast_to(pair, data):
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_broadcast_arrays(pair, data):
     x, a = pair
     other_shape = data.draw(broadcast_targets(a.shape))
@@ -119,7 +121,7 @@ def test_expand_dims(pair, data):
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_flip(pair, data):
     x, a = pair
     axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1) | st.lists(
@@ -136,7 +138,7 @@ def test_flip(pair, data):
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_permute_dims_and_moveaxis(pair, data):
     x, a = pair
     perm = data.draw(st.permutations(range(a.ndim)))
@@ -210,7 +212,7 @@ def reshape_targets(draw, shape):
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_reshape(pair, data):
     x, a = pair
     shape = data.draw(reshape_targets(a.shape))
@@ -301,7 +303,7 @@ def test_concat_stack_errors():
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_repeat(pair, data):
     x, a = pair
     axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1)) if a.ndim else None
@@ -332,7 +334,7 @@ def test_repeat_errors():
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_roll(pair, data):
     x, a = pair
     shift = data.draw(st.integers(-30, 30))
@@ -358,7 +360,7 @@ def test_roll_shift_does_not_recompile():
 
 
 @SETTINGS
-@given(pair=strided_pairs(dtype=SMALL_DTYPES), data=st.data())
+@GIVEN_SMALL_PAIRS
 def test_tile(pair, data):
     x, a = pair
     reps = tuple(data.draw(st.lists(st.integers(0, 3), max_size=4)))
