@@ -16,10 +16,11 @@ from arraykit.kernels import compilation_cache
 _ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 _STEP = """
-import json, sys
+import functools, json, sys
 import jax
 import numpy as np
 import arraykit as ak
+from training import train_step
 
 if len(sys.argv) > 1:
     ak.set_compilation_cache_dir(sys.argv[1])
@@ -28,14 +29,7 @@ opt = ak.optim.SGD(model.parameters(), lr=0.1)
 x = ak.asarray(np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16), device="cpu")
 y = ak.asarray(np.arange(8) % 4, device="cpu")
 
-@ak.jit
-def step(x, y):
-    opt.zero_grad()
-    loss = ak.nn.functional.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
-
+step = ak.jit(functools.partial(train_step, model, opt))
 losses = [step(x, y).item() for _ in range(3)]
 print(json.dumps({"info": ak.compilation_cache_info(), "compiles": step.compile_count,
                   "jax_cache_dir": jax.config.jax_compilation_cache_dir}))
@@ -43,7 +37,8 @@ print(json.dumps({"info": ak.compilation_cache_info(), "compiles": step.compile_
 
 
 def _run(*args, env=None):
-    environment = dict(os.environ, PYTHONPATH=str(_ROOT), JAX_PLATFORMS="cpu")
+    path = os.pathsep.join([str(_ROOT), str(_ROOT / "tests")])  # arraykit, tests/training.py
+    environment = dict(os.environ, PYTHONPATH=path, JAX_PLATFORMS="cpu")
     environment.pop(compilation_cache.ENVIRONMENT_VARIABLE, None)
     environment.update(env or {})
     done = subprocess.run([sys.executable, "-c", _STEP, *args], capture_output=True, text=True,
