@@ -466,12 +466,12 @@ def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
 
 
 def test_python_scalars_first_used_inside_a_trace_leave_no_tracer_behind():
-    from arraykit.api import elementwise
+    from arraykit.tensors import operands
 
-    elementwise._SCALARS.clear()
+    operands._SCALARS.clear()
     f = ak.jit(lambda t: t * 3.25)
     np.testing.assert_array_equal(f(ak.ones(3)).numpy(), [3.25] * 3)
-    assert not any(isinstance(v, jax.core.Tracer) for v in elementwise._SCALARS.values())
+    assert not any(isinstance(v, jax.core.Tracer) for v in operands._SCALARS.values())
     g = ak.jit(lambda t: t * 3.25)
     np.testing.assert_array_equal(g(ak.ones(3)).numpy(), [3.25] * 3)
     (entry,) = g._entries.values()

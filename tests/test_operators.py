@@ -296,3 +296,49 @@ def test_mixed_kind_scalar_result_dtypes():
     assert (i + 1j).dtype is ak.complex64
     assert (2 ** i).dtype is ak.int64
     assert (i ** 0.5).dtype is ak.float32
+
+
+_OPERAND_KINDS = {
+    "tensor": lambda v: ak.asarray(v, device="cpu"),
+    "numpy array": lambda v: np.asarray(v),
+    "numpy scalar": lambda v: np.asarray(v)[()] if np.ndim(v) == 0 else None,
+    "python scalar": lambda v: v.item() if np.ndim(v) == 0 else None,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_OPERAND_KINDS))
+@pytest.mark.parametrize("value", [np.float32(2.5), np.int32(3), np.array([1.5, -2.0, 4.0], np.float32),
+                                   np.float64(0.5), np.array([True, False, True])])
+@pytest.mark.parametrize("target", ["float32", "int32", "float64"])
+def test_inplace_and_out_of_place_resolve_operands_alike(kind, value, target):
+    """``x += v``, ``x.add_(v)`` and ``x + v`` take one operand path: where the
+    out-of-place result's dtype can be written into ``x``, both in-place forms
+    give its values; where it cannot, both raise TypeError (NumPy's oracle for values)."""
+    other = _OPERAND_KINDS[kind](value)
+    if other is None:
+        pytest.skip("a scalar kind of an array value")
+    base = np.array([1, 2, 3], dtype=target)
+    x = ak.asarray(base, device="cpu")
+    expected = x + other
+    np.testing.assert_allclose(expected.numpy(), base + np.asarray(value), rtol=1e-6)
+    for write in (lambda t: t.__iadd__(other), lambda t: t.add_(other)):
+        y = ak.asarray(base, device="cpu")
+        if D.writable(expected.dtype, y.dtype):
+            write(y)
+            np.testing.assert_array_equal(y.numpy(), expected.numpy().astype(target))
+        else:
+            with pytest.raises(TypeError, match=f"{expected.dtype}.*{target}"):
+                write(y)
+            np.testing.assert_array_equal(y.numpy(), base)
+
+
+def test_inplace_operands_of_other_types_raise_like_out_of_place():
+    x = ak.asarray(np.ones(3, np.float32), device="cpu")
+    for bad in ([1, 2, 3], "a", object()):
+        with pytest.raises(TypeError):
+            x + bad
+        with pytest.raises(TypeError):
+            x.add_(bad)
+        with pytest.raises(TypeError):
+            x.clamp_(min=bad)
+    np.testing.assert_array_equal(x.numpy(), np.ones(3, np.float32))

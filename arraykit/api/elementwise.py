@@ -19,19 +19,21 @@ from __future__ import annotations
 import operator
 import sys
 
-import jax
 import numpy as np
 
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import check_same_device, default_device, put
+from ..core.devices import check_same_device
 from ..kernels import bodies as B
 from ..kernels.launch import apply
 from ..tensors import namespace_registry
-from ..tensors.tensor_type import Tensor, _tensor_from_numpy
+from ..tensors.operands import as_operand, promote, scalar
+from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
 from ..core.precision import any_autocast
 from .autocasting import coerce
+
+_PROMOTE = D._PROMOTION
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -46,8 +48,6 @@ __all__ = [
     "subtract", "tan", "tanh", "trunc",
 ]
 
-_PROMOTE = D._PROMOTION
-_SCALAR_TYPES = frozenset((bool, int, float, complex))
 
 # Dtype categories (sets of DType.kind) and how error messages name them.
 _BOOL = frozenset(("bool",))
@@ -68,99 +68,6 @@ _CATEGORY_NAMES = {
     _REAL: "a real-valued numeric dtype",
     _NUMERIC: "a numeric dtype",
 }
-
-
-class OperandTypeError(TypeError):
-    """An operand that is neither a tensor, an array nor a Python scalar.
-
-    Operators catch it and return ``NotImplemented``.
-    """
-
-
-_SCALARS = {}
-_SCALARS_MAX = 1024
-
-
-def _scalar(dtype, value):
-    """A Python scalar as a 0-d operand of ``dtype``.
-
-    Nonzero real values are cached as uncommitted device scalars (a jitted call
-    takes those ~4 us faster than NumPy scalars). Zeros, NaNs and complex values,
-    whose signs or identity a dict key would not tell apart, stay NumPy scalars.
-    """
-    key = (dtype, value)
-    cached = _SCALARS.get(key)
-    if cached is not None:
-        return cached
-    converted = dtype.np.type(value)
-    if type(value) is complex or value == 0 or value != value:
-        return converted
-    cached = put(converted)
-    if isinstance(cached, jax.core.Tracer):  # made inside a trace: it must not outlive it
-        return converted
-    if len(_SCALARS) >= _SCALARS_MAX:
-        _SCALARS.clear()
-    _SCALARS[key] = cached
-    return cached
-
-
-def _operands(x1, x2):
-    """Promote two operands: (a, b, result dtype).
-
-    Tensors pass through; Python scalars become 0-d operands of the result dtype;
-    NumPy arrays and scalars become tensors; anything else raises OperandTypeError.
-    """
-    if type(x1) is Tensor:
-        if type(x2) is Tensor:
-            dtype = _PROMOTE[x1._dtype, x2._dtype]
-            if x1._storage.device is not x2._storage.device:
-                check_same_device(x1.device, x2.device)
-            if x1._layout.shape != x2._layout.shape:
-                L.broadcast_shapes(x1._layout.shape, x2._layout.shape)
-            return x1, x2, dtype
-        if type(x2) in _SCALAR_TYPES:
-            dtype = D.promote_scalar(x1._dtype, x2)
-            return x1, _scalar(dtype, x2), dtype
-    elif type(x2) is Tensor and type(x1) in _SCALAR_TYPES:
-        dtype = D.promote_scalar(x2._dtype, x1)
-        return _scalar(dtype, x1), x2, dtype
-    return _operands_general(x1, x2)
-
-
-def _as_operand(x, like):
-    """``x`` as a tensor or Python scalar; arrays go to ``like``'s device (a private
-    copy, as for every array operand: the same path as ``Tensor``'s operators)."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, (np.ndarray, np.generic)) and not isinstance(x, (float, complex)):
-        device = like.device if isinstance(like, Tensor) else default_device()
-        return _tensor_from_numpy(x, device)
-    if D.scalar_kind(x) is not None:
-        return x
-    raise OperandTypeError(f"unsupported operand type {type(x).__name__}")
-
-
-def _operands_general(x1, x2):
-    """:func:`_operands` for anything but a tensor with a tensor or a Python scalar."""
-    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
-        arrays = (np.ndarray, np.generic)
-        if not (isinstance(x1, arrays) or isinstance(x2, arrays)):
-            raise OperandTypeError(
-                "expected at least one arraykit tensor, got "
-                f"{type(x1).__name__} and {type(x2).__name__}"
-            )
-    a = _as_operand(x1, x2)
-    b = _as_operand(x2, a)
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        dtype = _PROMOTE[a._dtype, b._dtype]
-        check_same_device(a.device, b.device)
-        L.broadcast_shapes(a.shape, b.shape)
-        return a, b, dtype
-    if isinstance(a, Tensor):
-        dtype = D.promote_scalar(a._dtype, b)
-        return a, _scalar(dtype, b), dtype
-    dtype = D.promote_scalar(b._dtype, a)
-    return _scalar(dtype, a), b, dtype
 
 
 def _dtype_name(x):
@@ -196,9 +103,9 @@ def _unary(body, x, kinds, name, input=None, out=None):  # noqa: A002 (PyTorch's
 
 def _binary(body, kinds, name, doc):
     """The array API function ``name(x1, x2, /)`` documented by ``doc``: ``body`` on
-    the operands promoted by :func:`_operands`, whose dtype must be one of ``kinds``.
-    PyTorch's ``input=``, ``other=`` and ``out=`` are read only when given.
-    Every binary op runs this, so ``_operands``' first case (two tensors of one shape
+    the operands promoted by :func:`~arraykit.tensors.operands.promote`, whose dtype
+    must be one of ``kinds``. PyTorch's ``input=``, ``other=`` and ``out=`` are read
+    only when given. Every binary op runs this, so ``promote``'s first case (two tensors of one shape
     on one device) is repeated inline: a call less per op."""
 
     autocast_op = name if name == "pow" else None  # the one binary op in autocast's table
@@ -215,7 +122,7 @@ def _binary(body, kinds, name, doc):
                 dtype = _PROMOTE[dtype, x2._dtype]
             a, b = x1, x2
         else:
-            a, b, dtype = _operands(x1, x2)
+            a, b, dtype = promote(x1, x2)
         if dtype.kind not in kinds:
             raise _category_error(name, kinds, x1, x2, promoted=dtype)
         if out is None:
@@ -243,7 +150,7 @@ def divide(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
     """Element-wise true division; integer inputs give float64 results (as NumPy)."""
     if input is not None or other is not None:
         x1, x2 = T.pick_pair("divide", x1, x2, input, other)
-    a, b, dtype = _operands(x1, x2)
+    a, b, dtype = promote(x1, x2)
     if dtype.kind not in _NUMERIC:
         raise _category_error("divide", _NUMERIC, x1, x2, promoted=dtype)
     if dtype.kind in ("int", "uint"):
@@ -523,7 +430,7 @@ def _compare(body, x1, x2, kinds, name, input=None, other=None, out=None):  # no
     if out is not None:
         return T.into(name, _compare(body, x1, x2, kinds, name), out)
     try:
-        a, b, dtype = _operands(x1, x2)
+        a, b, dtype = promote(x1, x2)
     except OverflowError as exc:
         return _compare_out_of_range(name, x1, x2, exc)
     if dtype.kind not in kinds:
@@ -537,10 +444,10 @@ def _compare_out_of_range(name, x1, x2, exc):
     The result does not depend on the tensor's values (NumPy's behaviour); any
     other overflow re-raises ``exc``.
     """
-    tensor, scalar = (x1, x2) if isinstance(x1, Tensor) else (x2, x1)
-    if not isinstance(tensor, Tensor) or tensor._dtype.kind not in _INTEGER or D.scalar_kind(scalar) != "int":
+    tensor, number = (x1, x2) if isinstance(x1, Tensor) else (x2, x1)
+    if not isinstance(tensor, Tensor) or tensor._dtype.kind not in _INTEGER or D.scalar_kind(number) != "int":
         raise exc
-    above = scalar > np.iinfo(tensor._dtype.np).max
+    above = number > np.iinfo(tensor._dtype.np).max
     s = 1 if above else -1
     value = _PY_COMPARE[name](0, s) if tensor is x1 else _PY_COMPARE[name](s, 0)
     return apply(B.constant, (tensor,), (bool(value),))
@@ -648,7 +555,7 @@ def _clip_bound(x, bound, name):
             if bound._dtype.kind not in _REAL:
                 raise TypeError(f"clip() {name} must be real-valued, got {bound._dtype}")
         return bound
-    bound = _as_operand(bound, x)
+    bound = as_operand(bound, x)
     if isinstance(bound, Tensor):
         return _clip_bound(x, bound, name)
     kind = D.scalar_kind(bound)
@@ -660,7 +567,7 @@ def _clip_bound(x, bound, name):
     if x._dtype.kind in _INTEGER:
         info = np.iinfo(x._dtype.np)
         bound = min(max(int(bound), int(info.min)), int(info.max))
-    return _scalar(x._dtype, bound)
+    return scalar(x._dtype, bound)
 
 
 def clip(x=None, /, min=None, max=None, input=None, out=None):  # noqa: A002 (the API's names)
@@ -714,11 +621,10 @@ def inplace(x, name, other):
     writable into ``x`` (``Tensor._inplace`` raises TypeError otherwise).
     """
     body, kinds = _BINARY_OPERATORS[name]
-    other = _as_operand(other, x)
-    _, _, dtype = _operands(x, other)
+    _, operand, dtype = promote(x, other, broadcast=False)
     if dtype.kind not in kinds:
         raise _category_error(name, kinds, x, other, promoted=dtype)
-    return x._inplace(body, other, true_division=name == "divide")
+    return x._inplace_promoted(body, operand, dtype, true_division=name == "divide")
 
 
 namespace_registry.register(elementwise=sys.modules[__name__])

@@ -27,7 +27,8 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply, apply_inplace
-from ..tensors.tensor_type import Tensor, _coerce_value, is_traced, require_tensor
+from ..tensors.operands import writable_value
+from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
 from ..core import deferred_checks
 from .indexing import _extremes
@@ -276,7 +277,7 @@ def _scatter_operands(x, dim, index, src, name):
     if isinstance(src, Tensor):
         _source(x, src, name)
     else:
-        src = _coerce_value(src, x)
+        src = writable_value(src, x)
     _gather_shapes(x, dim, index, name, src)
     index = _at_least_1d(index)
     _check_range(index, _at_least_1d(x).shape[dim], dim, name)

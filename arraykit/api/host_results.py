@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core import storage as S
 from ..kernels.launch import Locks
-from ..tensors.tensor_type import _tensor_from_numpy
+from ..tensors.operands import from_numpy
 
 
 def host_values(*tensors):
@@ -44,7 +44,7 @@ def host_values(*tensors):
 
 def to_tensors(arrays, device):
     """New tensors on ``device`` holding the NumPy ``arrays``."""
-    return [_tensor_from_numpy(a, device) for a in arrays]
+    return [from_numpy(a, device) for a in arrays]
 
 
 def unique(values, what):

@@ -16,16 +16,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels import ordering as O
 from ..kernels.launch import apply
+from ..tensors.operands import promote
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
 from . import host_results
 from ..core import deferred_checks
-from .elementwise import _operands
 from .statistical import _axes, _check_nonempty, _check_ordered
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
@@ -199,7 +198,7 @@ def where(condition, x1=None, x2=None, /, input=None, other=None, out=None):  # 
         return nonzero(condition)
     if x1 is None or x2 is None:
         raise TypeError("where() takes either 1 or 3 arguments (condition[, x1, x2])")
-    a, b, dtype = _operands(x1, x2)
+    a, b, dtype = promote(x1, x2)
     for t in (a, b):
         if isinstance(t, Tensor) and t._storage.device is not condition._storage.device:
             check_same_device(condition.device, t.device, "where")
@@ -232,13 +231,9 @@ def searchsorted(x1=None, x2=None, /, *, side="left", sorter=None, sorted_sequen
         raise ValueError(f"searchsorted() side must be 'left' or 'right', got {side!r}")
     _check_ordered(x1._dtype, "searchsorted")
     if isinstance(x2, Tensor):
-        check_same_device(x1.device, x2.device, "searchsorted")
         _check_ordered(x2._dtype, "searchsorted")
-        dtype = D.promote(x1.dtype, x2.dtype)
-    else:
-        dtype = D.promote_scalar(x1.dtype, x2)
-        _check_ordered(dtype, "searchsorted")
-        x2 = dtype.np.type(x2)
+    _, x2, dtype = promote(x1, x2, broadcast=False, name="searchsorted")
+    _check_ordered(dtype, "searchsorted")
     if sorter is None:
         return apply(_searchsorted, (x1, x2), (side, dtype.np))
     require_tensor(sorter, "searchsorted")

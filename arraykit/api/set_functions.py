@@ -20,11 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import dtypes as D
-from ..core.devices import check_same_device
 from ..kernels import ordering as O
 from ..kernels.launch import apply
-from ..tensors.tensor_type import Tensor, require_tensor
+from ..tensors.operands import promote
+from ..tensors.tensor_type import require_tensor
 from . import host_results
 from .searching import SEARCH_METHOD, bucket
 
@@ -141,19 +140,5 @@ def isin(x1, x2, /, *, invert=False):
 
     Either argument may be a Python int (not both); a scalar ``x1`` gives a 0-d result.
     """
-    if isinstance(x1, Tensor):
-        if isinstance(x2, Tensor):
-            check_same_device(x1.device, x2.device, "isin")
-            dtype = D.promote(x1.dtype, x2.dtype)
-        else:
-            dtype = D.promote_scalar(x1.dtype, x2)
-            x2 = np.asarray(x2, dtype=dtype.np)
-    elif isinstance(x2, Tensor):
-        dtype = D.promote_scalar(x2.dtype, x1)
-        x1 = np.asarray(x1, dtype=dtype.np)
-    else:
-        raise TypeError(
-            f"isin() expects at least one arraykit Tensor, got {type(x1).__name__} "
-            f"and {type(x2).__name__}"
-        )
+    x1, x2, dtype = promote(x1, x2, broadcast=False, name="isin")
     return apply(_isin, (x1, x2), (bool(invert), dtype.np))

@@ -9,7 +9,7 @@ imported, and the operators look it up when they are called.
 
 from __future__ import annotations
 
-elementwise = None  # arraykit.api.elementwise: the operator functions, inplace, _scalar
+elementwise = None  # arraykit.api.elementwise: the operator functions and inplace
 matmul = None  # arraykit.api.matrix_products.matmul
 namespace = None  # the package arraykit (the 2025.12 namespace)
 versions = None  # {"2023.12": namespace, "2024.12": namespace}

@@ -29,6 +29,8 @@ from ..kernels.launch import apply, apply_inplace, register_tensor_type
 from ..core import deferred_checks
 from . import indexing_keys as K
 from . import namespace_registry as _namespace
+from . import operands
+from .operands import OperandTypeError, check_writable_dtype, from_numpy, promote, writable_value
 
 _Tracer = jax.core.Tracer
 
@@ -434,7 +436,7 @@ class Tensor:
             target = self._view(L.index(self._layout, K.basic_key(key)))
             target._write(value)
             return
-        value = _coerce_value(value, self)
+        value = writable_value(value, self)
         mask = _single_mask(key)
         if mask is not None and value.size == 1 and mask.ndim <= self.ndim:
             if mask.shape != self.shape[: mask.ndim]:
@@ -457,7 +459,7 @@ class Tensor:
             and value._layout == self._layout and value._dtype is self._dtype
         ):
             return self  # x[k] = x[k] (the tail of x[k] += v): nothing to write, as in PyTorch
-        value = _coerce_value(value, self)
+        value = writable_value(value, self)
         if value.shape:
             L.broadcast_to(L.contiguous(value.shape), self.shape)
         apply_inplace(_assign, self, (value,))
@@ -478,11 +480,15 @@ class Tensor:
         return self._write(0)
 
     def _inplace(self, fn, other, true_division=False):
-        other, result = _coerce_operand(other, self)
+        _, other, result = promote(self, other, broadcast=False)
+        return self._inplace_promoted(fn, other, result, true_division)
+
+    def _inplace_promoted(self, fn, other, result, true_division=False):
+        """``self = fn(self, other)`` for an operand already resolved by :func:`promote`."""
         if true_division and result.kind in ("bool", "int", "uint"):
             result = D.DEFAULT_FLOAT
-        _check_writable_dtype(result, self._dtype)
-        L.broadcast_to(L.contiguous(other.shape), self.shape)  # names both shapes
+        check_writable_dtype(result, self._dtype)
+        L.broadcast_to(L.contiguous(np.shape(other)), self.shape)  # names both shapes
         return apply_inplace(fn, self, (other,), (result.np,))
 
     def add_(self, other, alpha=1):
@@ -513,8 +519,8 @@ class Tensor:
         result = self._dtype
         for bound in (min, max):
             if bound is not None:
-                bound, dtype = _coerce_operand(bound, self)
-                _check_writable_dtype(dtype, self._dtype)
+                _, bound, dtype = promote(self, bound, broadcast=False)
+                check_writable_dtype(dtype, self._dtype)
                 L.broadcast_to(L.contiguous(np.shape(bound)), self.shape)
                 bounds.append(bound)
                 result = D.promote(result, dtype)
@@ -522,13 +528,14 @@ class Tensor:
 
     def masked_fill_(self, mask, value):
         """Write ``value`` where the (broadcast) boolean ``mask`` is true, in place."""
-        mask, _ = _coerce_operand(mask, self)
+        mask = operands.as_operand(mask, self)
         if not isinstance(mask, Tensor):
-            mask = _tensor_from_numpy(mask, self.device)
+            raise TypeError(f"masked_fill_ expects a bool tensor mask, got {type(mask).__name__}")
+        check_same_device(mask.device, self.device, "masked_fill_")
         if mask._dtype is not D.bool_:
             raise TypeError(f"masked_fill_ expects a bool mask, got {mask._dtype}")
         L.broadcast_to(mask._layout, self.shape)
-        value = _coerce_value(value, self)
+        value = writable_value(value, self)
         if value.ndim != 0:
             raise ValueError(
                 f"masked_fill_ only supports a 0-dimensional value, got shape {value.shape}"
@@ -554,13 +561,13 @@ class Tensor:
             def method(self, other):
                 try:
                     return getattr(_namespace.elementwise, name)(other, self)
-                except _namespace.elementwise.OperandTypeError:
+                except OperandTypeError:
                     return NotImplemented
         else:
             def method(self, other):
                 try:
                     return getattr(_namespace.elementwise, name)(self, other)
-                except _namespace.elementwise.OperandTypeError:
+                except OperandTypeError:
                     return NotImplemented
         method.__name__ = method.__qualname__ = dunder
         return method
@@ -570,7 +577,7 @@ class Tensor:
         def method(self, other):
             try:
                 return _namespace.elementwise.inplace(self, name, other)
-            except _namespace.elementwise.OperandTypeError:
+            except OperandTypeError:
                 return NotImplemented
         method.__name__ = method.__qualname__ = dunder
         return method
@@ -638,7 +645,7 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, np.ndarray):
-            return _tensor_from_numpy(other, self.device)
+            return from_numpy(other, self.device)
         return None
 
     def __matmul__(self, other):
@@ -759,75 +766,6 @@ def _single_mask(key):
     return None
 
 
-def _check_writable_dtype(value_dtype, target_dtype):
-    """Raise TypeError when a write would lose what the promotion rules keep."""
-    if not D.writable(value_dtype, target_dtype):
-        raise TypeError(
-            f"cannot write values of dtype {value_dtype} into a tensor of dtype {target_dtype} "
-            "without losing information (array API promotion rules)"
-        )
-
-
-def _scalar_for(value, dtype):
-    """A Python scalar as a 0-d value of ``dtype`` (OverflowError if it can't hold it).
-
-    Goes through the element-wise functions' scalar cache, so a repeated write of
-    the same value passes a device scalar instead of uploading a host one.
-    """
-    kind = D.scalar_kind(value)
-    if kind is None:
-        return None
-    if not D.kind_fits(kind, dtype):
-        raise TypeError(
-            f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
-            f"dtype {dtype}"
-        )
-    return _namespace.elementwise._scalar(dtype, value)
-
-
-def _coerce_value(value, target):
-    """``value`` as a tensor or a NumPy scalar, checked to be writable into ``target``."""
-    if isinstance(value, Tensor):
-        check_same_device(value.device, target.device, "write")
-        _check_writable_dtype(value._dtype, target._dtype)
-        return value
-    scalar = _scalar_for(value, target._dtype)
-    if scalar is not None:
-        return scalar
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biufc":
-        raise TypeError(f"cannot write {type(value).__name__} of dtype {arr.dtype} into a tensor")
-    if isinstance(value, np.ndarray):
-        _check_writable_dtype(D.from_numpy(arr.dtype), target._dtype)
-    else:
-        kind = D.from_numpy(arr.dtype).kind
-        if not D.kind_fits(kind, target._dtype):
-            raise TypeError(f"cannot write {kind} values into a tensor of dtype {target._dtype}")
-        arr = arr.astype(target._dtype.np)
-    return _tensor_from_numpy(arr, target.device)
-
-
-def _coerce_operand(other, like):
-    """(operand, result dtype) of a binary in-place op; scalars become NumPy scalars."""
-    if isinstance(other, Tensor):
-        check_same_device(other.device, like.device)
-        return other, D.promote(like._dtype, other._dtype)
-    if D.scalar_kind(other) is not None:
-        dtype = D.promote_scalar(like._dtype, other)
-        return dtype.np.type(other), dtype
-    other = _tensor_from_numpy(np.asarray(other), like.device)
-    return other, D.promote(like._dtype, other._dtype)
-
-
-def _tensor_from_numpy(arr, device):
-    arr = np.asarray(arr)
-    dtype = D.from_numpy(arr.dtype)
-    # A private copy: on CPU device_put aliases aligned host memory, and the kernel
-    # reading it runs asynchronously, after the caller may have changed ``arr``.
-    buf = put(np.array(arr, order="C"), device)
-    return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
-
-
 def _flatten(t):
     """One leaf: the tensor's own values (see :func:`arraykit.kernels.export.dense_values`)."""
     st = t._storage
@@ -858,4 +796,5 @@ def _unflatten(aux, children):
 
 jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)
 register_tensor_type(Tensor)
+operands.register_tensor_type(Tensor)
 
