@@ -107,6 +107,13 @@ def _run(lib, fn, write, how):
         return e
 
 
+def _torch_and_ours(case, write, how):
+    """PyTorch's result (the oracle) and arraykit's for ``case`` with the write ``write``,
+    differentiated by ``how``: a gradient, or the RuntimeError raised."""
+    _, (fn, tfn) = case
+    return _run(torch, tfn, WRITES[write], how), _run(ak, fn, WRITES[write], how)
+
+
 def _jitted_backward(fn, write):
     """The program as one ``arraykit.jit`` step with ``backward()`` inside."""
     x = ak.asarray(X.copy(), dtype=ak.float32).requires_grad_()
@@ -128,10 +135,8 @@ def _jitted_backward(fn, write):
 @pytest.mark.parametrize("write", list(WRITES), ids=list(WRITES))
 @pytest.mark.parametrize("case", SAVES_OUTPUT, ids=[c[0] for c in SAVES_OUTPUT])
 def test_write_into_a_saved_output_raises_as_in_torch(case, write, how):
-    _, (fn, tfn) = case
-    expected = _run(torch, tfn, WRITES[write], how)
+    expected, got = _torch_and_ours(case, write, how)
     assert isinstance(expected, RuntimeError) and MESSAGE in str(expected)  # the oracle
-    got = _run(ak, fn, WRITES[write], how)
     assert isinstance(got, RuntimeError), f"no error; gradient {got}"
     assert MESSAGE in str(got)
 
@@ -140,10 +145,8 @@ def test_write_into_a_saved_output_raises_as_in_torch(case, write, how):
 @pytest.mark.parametrize("write", list(WRITES), ids=list(WRITES))
 @pytest.mark.parametrize("case", NO_SAVED_OUTPUT, ids=[c[0] for c in NO_SAVED_OUTPUT])
 def test_write_into_an_unsaved_output_gives_torchs_gradient(case, write, how):
-    _, (fn, tfn) = case
-    expected = _run(torch, tfn, WRITES[write], how)
+    expected, got = _torch_and_ours(case, write, how)
     assert not isinstance(expected, Exception), expected  # the oracle allows the write
-    got = _run(ak, fn, WRITES[write], how)
     assert not isinstance(got, Exception), got
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
