@@ -48,6 +48,7 @@ from ..core.storage import Storage
 from ..kernels.launch import apply, call_or_nested, compile_options
 from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
+from .naming import named
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
@@ -182,9 +183,7 @@ def _constant_creator(name, value, doc):
         filled = _filled(shape, value, _dtype_or(dtype, D.DEFAULT_FLOAT), device)
         return _grad(filled, requires_grad)
 
-    create.__name__ = create.__qualname__ = name
-    create.__doc__ = doc
-    return create
+    return named(create, name, doc)
 
 
 zeros = _constant_creator(

@@ -21,6 +21,7 @@ from ..core import layout as L
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor
 from .creation import arange
+from .naming import named
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -133,13 +134,6 @@ def _many(x, name, s, axes, norm, real_only, half):
 # ---------------------------------------------------------------------------- transforms
 
 
-def _named(transform, name, doc):
-    """``transform`` under the public ``name`` with the docstring ``doc``."""
-    transform.__name__ = transform.__qualname__ = name
-    transform.__doc__ = doc
-    return transform
-
-
 def _transform_1d(name, doc, *, real_only=False, half=False):
     """The 1-D transform ``jax.numpy.fft.<name>`` documented by ``doc`` (``real_only`` and
     ``half`` as in :func:`_one`)."""
@@ -147,7 +141,7 @@ def _transform_1d(name, doc, *, real_only=False, half=False):
     def transform(x, /, *, n=None, axis=-1, norm="backward"):
         return _one(x, name, n, axis, norm, real_only, half)
 
-    return _named(transform, name, doc)
+    return named(transform, name, doc)
 
 
 def _transform_nd(name, doc, *, real_only=False, half=False):
@@ -157,7 +151,7 @@ def _transform_nd(name, doc, *, real_only=False, half=False):
     def transform(x, /, *, s=None, axes=None, norm="backward"):
         return _many(x, name, s, axes, norm, real_only, half)
 
-    return _named(transform, name, doc)
+    return named(transform, name, doc)
 
 
 fft = _transform_1d(

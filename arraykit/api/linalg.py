@@ -29,6 +29,7 @@ from .autocasting import coerce
 from .matrix_products import (
     HIGHEST, matmul, matrix_transpose, numeric_pair, tensordot, vecdot, vector_axis,
 )
+from .naming import named
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
@@ -266,9 +267,7 @@ def _of_square_matrices(name, body, doc, *, result=None):
             return apply(body, (x,))
         return result(*apply(body, (x,), multiple=True))
 
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = doc
-    return function
+    return named(function, name, doc)
 
 
 def cholesky(x, /, *, upper=False):

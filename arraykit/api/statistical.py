@@ -33,6 +33,7 @@ from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
 from .dtype_functions import astype
+from .naming import named
 from .autocasting import coerce
 
 __all__ = [
@@ -170,13 +171,6 @@ def _cumprod(x, axis, include_initial, np_dtype):
 # ----------------------------------------------------------------------------- reductions
 
 
-def _named(function, name, doc):
-    """``function`` under the public ``name`` with the docstring ``doc``."""
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = doc
-    return function
-
-
 def _accumulating_reduction(name, body, doc):
     """The reduction ``name`` (``sum``, ``prod``) computed by the kernel ``body``; narrow
     integers accumulate in 64 bits unless ``dtype=`` says otherwise."""
@@ -193,7 +187,7 @@ def _accumulating_reduction(name, body, doc):
         dtype = _result_dtype(x, dtype, name)
         return apply(body, (x,), (_axes(axis, x.ndim), bool(keepdims), dtype.np))
 
-    return _named(reduce, name, doc)
+    return named(reduce, name, doc)
 
 
 sum = _accumulating_reduction(
@@ -220,7 +214,7 @@ def _ordered_reduction(name, body, doc):
         _check_nonempty(x, axes, name)
         return apply(body, (x,), (axes, bool(keepdims)))
 
-    return _named(reduce, name, doc)
+    return named(reduce, name, doc)
 
 
 max = _ordered_reduction(
@@ -305,7 +299,7 @@ def _moment_reduction(name, root, doc):
                                correction=1 if correction is None else correction)
         return _moment(x, axis, 0.0 if correction is None else correction, keepdims, root, name)
 
-    return _named(reduce, name, doc)
+    return named(reduce, name, doc)
 
 
 var = _moment_reduction(

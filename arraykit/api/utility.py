@@ -16,6 +16,7 @@ from ..tensors.tensor_type import Tensor, require_tensor
 from . import torch_keywords as T
 from .creation import from_numpy
 from .manipulation import _axes, _axis
+from .naming import named
 
 __all__ = ["all", "any", "diff"]
 
@@ -56,9 +57,7 @@ def _truth_reduction(name, body, doc):
         require_tensor(x, name)
         return apply(body, (x,), (_axes(axis, x.ndim), bool(keepdims)))
 
-    reduce.__name__ = reduce.__qualname__ = name
-    reduce.__doc__ = doc
-    return reduce
+    return named(reduce, name, doc)
 
 
 all = _truth_reduction(
