@@ -111,3 +111,65 @@ def test_an_eager_small_kernel_is_reused_inside_an_outer_jax_jit():
         return t * 2.0 + 1.0
 
     np.testing.assert_array_equal(step(x).numpy(), eager)
+
+
+def _primitives(jaxpr):
+    """Names of every primitive in ``jaxpr``, nested jaxprs included."""
+    names = set()
+    for eqn in jaxpr.eqns:
+        names.add(eqn.primitive.name)
+        for param in eqn.params.values():
+            inner = getattr(param, "jaxpr", param)
+            if hasattr(inner, "eqns"):
+                names |= _primitives(inner)
+    return names
+
+
+def test_split_views_read_as_static_slices_of_their_buffer():
+    import jax
+    import jax.numpy as jnp
+
+    from arraykit.kernels import strided
+
+    # k of q, k, v = qkv.split(c, dim=-1), viewed as heads: no pad, no dynamic slice
+    b, t, heads, hd = 2, 3, 2, 4
+    c = heads * hd
+    base = np.arange(b * t * 3 * c, dtype=np.float32)
+    qkv = ak.asarray(base.reshape(b, t, 3 * c))
+    k = qkv.split(c, dim=2)[1].view(b, t, heads, hd).transpose(1, 2)
+    jaxpr = jax.make_jaxpr(lambda buf: strided.read(buf, k._layout))(jnp.asarray(base))
+    names = _primitives(jaxpr.jaxpr)
+    assert not names & {"pad", "dynamic_slice", "gather"}, names
+    expected = base.reshape(b, t, 3 * c)[..., c:2 * c].reshape(b, t, heads, hd).transpose(0, 2, 1, 3)
+    np.testing.assert_array_equal(np.asarray(strided.read(jnp.asarray(base), k._layout)), expected)
+
+
+def test_offsets_stay_static_under_a_trace():
+    import jax
+
+    x = ak.asarray(np.arange(36.0, dtype=np.float32).reshape(3, 12))
+    a, b, c = x.split(4, dim=1)  # one geometry at three offsets: eagerly, offsets go dynamic
+    eager = ak.where(a > 5.0, b, c)
+    jaxpr = jax.make_jaxpr(lambda t: ak.where(t[:, :4] > 5.0, t[:, 4:8], t[:, 8:]))(x)
+    assert "dynamic_slice" not in _primitives(jaxpr.jaxpr)
+    traced = jax.jit(lambda t: ak.where(t[:, :4] > 5.0, t[:, 4:8], t[:, 8:]))(x)
+    np.testing.assert_array_equal(np.asarray(traced), eager.numpy())
+
+
+def test_in_place_writes_keep_static_offsets_under_a_trace():
+    import jax
+
+    x = ak.zeros((5, 3))
+    for i in range(5):  # eagerly, the row's offset goes dynamic
+        x[i] = float(i)
+
+    def shifted(t):
+        t = t.clone()
+        for i in range(5):
+            t[i] = t[i] + float(i)
+        return t
+
+    names = _primitives(jax.make_jaxpr(shifted)(x).jaxpr)
+    assert not names & {"dynamic_slice", "dynamic_update_slice"}, names
+    expected = np.repeat(np.arange(5.0)[:, None] * 2, 3, axis=1)
+    np.testing.assert_array_equal(np.asarray(jax.jit(shifted)(x)), expected)

@@ -11,6 +11,9 @@ reports cache hits, misses and the number of traces (compilations).
 Offsets start out static (part of the key). Once one shape-and-strides has been
 compiled at ``DYNAMIC_AFTER`` different offsets (a loop over ``x[i]``), its
 offset becomes a run-time argument, so one more compile serves every offset.
+Under a JAX trace (``arraykit.jit``, ``jax.jit``) offsets always stay static: the
+kernel is inlined into the outer program, nothing is compiled per offset, and XLA
+turns reads at known offsets into slices it can fuse.
 
 Compilation, not execution, dominates small eager kernels on the CPU (about 25 ms
 per new shape against microseconds per call). A CPU kernel whose operands and
@@ -64,6 +67,7 @@ FAST_COMPILE_WANTED = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimi
 _FAST_COMPILE_ACCEPTED = []
 _OFFSETS_SEEN = {}
 _DYNAMIC = set()
+_STATIC = "static offsets"  # ends the key of a kernel built under a trace (see _apply_entry)
 
 
 def register_tensor_type(cls):
@@ -360,7 +364,7 @@ def _apply(fn, operands, static, device, multiple):
         device = first.device if first is not None else default_device()
     _pin_to(device, bufs)
     entry = _KERNELS.get(key)
-    if entry is None:
+    if entry is None or entry.flags is not None and not trace_state_clean():
         entry = _apply_entry(key, fn, static, multiple, layouts, bufs, device.platform)
     else:
         _STATS.hits += 1
@@ -436,7 +440,13 @@ def _outputs(entry, outs, device, multiple):
 def _apply_entry(key, fn, static, multiple, layouts, bufs, platform):
     """The kernel for a key :func:`apply` did not find: the same kernel with the
     operands whose geometry went dynamic keyed by geometry (one kernel for every
-    offset), or a new one."""
+    offset), or a new one. Under a JAX trace (``arraykit.jit``, ``jax.jit``) offsets
+    stay static: the kernel is inlined into the outer program, where nothing is
+    compiled per offset, and XLA simplifies reads at known offsets (three views
+    of one buffer, ``q, k, v = qkv.split(...)``, become slices of it)."""
+    if not trace_state_clean():
+        return _build_apply(key + (_STATIC,), fn, static, multiple, layouts, bufs, platform,
+                            dynamic=False)
     dynamic_key = key[:3]
     for k, layout in enumerate(layouts):
         dynamic_key += (_layout_key(layout) if layout is not None else None, key[4 + 2 * k])
@@ -497,9 +507,10 @@ def _host_scalar(x):
         return np.array(st.host_view()[x._layout.offset])
 
 
-def _build_apply(key, fn, static, multiple, layouts, bufs, platform):
-    _note_offsets(layouts)
-    flags = _dynamic_flags(layouts)
+def _build_apply(key, fn, static, multiple, layouts, bufs, platform, dynamic=True):
+    if dynamic:
+        _note_offsets(layouts)
+    flags = _dynamic_flags(layouts) if dynamic else (False,) * len(layouts)
 
     def build(entry):
         entry.flags = flags if any(flags) else None
@@ -572,7 +583,8 @@ def apply_inplace(fn, target, operands, static=()):
         return _write_host(fn, target, operands, static)
     tracked = tst.node is not None
     traced = isinstance(tst._buffer, jax.core.Tracer)  # see strided.write(scatter=...)
-    key = ["inplace", fn, static, tst.dtype, traced, _layout_key(tl)]
+    # a traced target (arraykit.jit, jax.jit) keeps offsets static, as apply's kernels do
+    key = ["inplace", fn, static, tst.dtype, traced, tl if traced else _layout_key(tl)]
     layouts = [tl]
     aliases = []
     storages = [tst]
@@ -583,7 +595,7 @@ def apply_inplace(fn, target, operands, static=()):
                 return apply_inplace(fn, target, _private_copies(operands, tensor), static)
             layout = x._layout
             same = x._storage is tst
-            key.append(layout.geometry if layout.geometry in _DYNAMIC else layout)
+            key.append(layout.geometry if not traced and layout.geometry in _DYNAMIC else layout)
             key.append(x._dtype)
             key.append(same)
             layouts.append(layout)
@@ -682,8 +694,11 @@ def _private_inputs(operands, aliases, tensor):
 
 
 def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operands):
-    _note_offsets(layouts)
-    flags = _dynamic_flags(layouts)
+    if traced:
+        flags = (False,) * len(layouts)
+    else:
+        _note_offsets(layouts)
+        flags = _dynamic_flags(layouts)
 
     def build(entry):
         entry.flags = flags if any(flags) else None

@@ -82,6 +82,44 @@ def _read_nested(buf, offset, dims):
     )
 
 
+def _read_reshaped(buf, offset, dims):
+    """A nested read at a static offset as a reshape of the buffer and one static slice,
+    or None when that form does not fit (then :func:`_read_nested` pads).
+
+    It fits when each merged stride divides the next larger one and the offset's digits
+    in that mixed radix leave room for each dimension without carrying: ``q, k, v`` of
+    ``qkv.split(c, dim=-1)`` are then slices of ``qkv`` seen as ``(b, t, 3c)``, which XLA
+    fuses into their readers (and whose transposes it sums in place) instead of
+    copying or padding the whole buffer.
+    """
+    if not isinstance(offset, int):
+        return None
+    merged = _merge(dims)
+    strides = [s for _, s in merged]
+    if any(outer % inner for outer, inner in zip(strides, strides[1:])):
+        return None
+    n0, s0 = merged[0]
+    first, rest = divmod(offset, s0)
+    if (first + n0) * s0 > buf.shape[0]:
+        return None
+    shape = [n0]
+    starts = [0]
+    for (n, s), outer in zip(merged[1:], strides):
+        digit, rest = divmod(rest, s)
+        if digit + n > outer // s:
+            return None
+        shape.append(outer // s)
+        starts.append(digit)
+    sizes = [n for n, _ in merged]
+    if strides[-1] != 1:  # elements between the innermost stride's steps: pick one
+        shape.append(strides[-1])
+        starts.append(rest)
+        sizes.append(1)
+    x = lax.slice_in_dim(buf, first * s0, (first + n0) * s0).reshape(shape)
+    x = lax.slice(x, starts, [a + n for a, n in zip(starts, sizes)])
+    return x.reshape(tuple(n for _, n, _ in dims))
+
+
 def _index(dims, offset):
     """Flat storage index of every element of the sorted ``dims``, built from iotas."""
     shape = tuple(n for _, n, _ in dims)
@@ -123,7 +161,9 @@ def read(buf, layout, offset=None):
         x = lax.dynamic_slice(buf, (offset,), (1,)).reshape(())
         return lax.broadcast_in_dim(x, layout.shape, ())
     if _nests(dims):
-        x = _read_nested(buf, offset, dims)
+        x = _read_reshaped(buf, offset, dims)
+        if x is None:
+            x = _read_nested(buf, offset, dims)
     else:
         x = buf.at[_index(dims, offset)].get(mode="promise_in_bounds")
     return _restore(x, layout, dims, flipped)
