@@ -54,6 +54,8 @@ def close_to_exact(got, exact, dtype, magnitude=None, terms=1):
     (``|exact|`` by default, right for sums of non-negative terms); the bound allows
     ``2 * terms + 4`` such units, elementwise. Relative to the dtype, not absolute: a
     float32 result computed in bfloat16 (or TF32) is off by thousands of units and fails.
+    Below the smallest normal number a term may also be lost whole: XLA's CPU kernels
+    flush subnormal products to zero (``terms`` times ``finfo.tiny`` more).
     """
     exact = np.asarray(exact)
     dtype = np.dtype(dtype)
@@ -63,7 +65,8 @@ def close_to_exact(got, exact, dtype, magnitude=None, terms=1):
         np.testing.assert_array_equal(got.numpy(), exact)
         return
     magnitude = np.abs(exact) if magnitude is None else np.broadcast_to(magnitude, exact.shape)
-    bound = (2 * terms + 4) * np.finfo(dtype).eps * magnitude
+    info = np.finfo(dtype)
+    bound = (2 * terms + 4) * info.eps * magnitude + terms * info.tiny
     error = np.abs(wide(got.numpy()) - exact)
     assert (error <= bound).all(), f"error {error.max()} above the bound {bound[error > bound].min()}"
 

@@ -47,8 +47,10 @@ def test_strided_pairs_draw_every_layout_in_fair_shares():
     draw()
     total = sum(kinds.values())
     shares = {k: kinds[k] / total for k in LAYOUTS}
-    # measured (600 derandomized draws): contiguous 10%, permuted 19%, stepped 19%,
-    # flipped 18%, broadcast 23%, empty 11%; at most one element 14%. Hypothesis does not
-    # sample uniformly (it steers towards new structure), hence the wide band.
-    assert all(0.08 <= share <= 0.3 for share in shares.values()), shares
+    # measured (600 derandomized draws): contiguous 10-14%, permuted 19-22%, stepped 19-20%,
+    # flipped 18-20%, broadcast 18-23%, empty 7-11%; at most one element 14%. Hypothesis
+    # does not sample uniformly (it steers towards new structure, and what it has seen
+    # earlier in the process changes the split), hence the wide band; the defect this
+    # guards against drew 77% contiguous layouts and under 2% zero strides.
+    assert all(0.05 <= share <= 0.3 for share in shares.values()), repr(shares)
     assert np.mean(small) <= 0.25, np.mean(small)

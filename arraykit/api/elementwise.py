@@ -32,6 +32,7 @@ from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
 from ..core.precision import any_autocast
 from .autocasting import coerce
+from .naming import named
 
 _PROMOTE = D._PROMOTION
 
@@ -129,9 +130,7 @@ def _binary(body, kinds, name, doc):
             return apply(body, (a, b), (dtype,))
         return T.into(name, apply(body, (a, b), (dtype,)), out)
 
-    binary.__name__ = binary.__qualname__ = name
-    binary.__doc__ = doc
-    return binary
+    return named(binary, name, doc)
 
 
 # ----------------------------------------------------------------------------- arithmetic

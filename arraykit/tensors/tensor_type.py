@@ -684,25 +684,20 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
-    def __bool__(self):
-        if is_traced(self):
-            raise _concrete_value_error("bool() (an `if` or `while` on a tensor)", self)
-        return bool(self.item())
+    def _python_scalar(convert, what):
+        """Build ``__bool__``/``__int__``/...: ``convert(self.item())``, refused under a trace."""
+        def method(self):
+            if is_traced(self):
+                raise _concrete_value_error(what, self)
+            return convert(self.item())
+        method.__name__ = method.__qualname__ = f"__{convert.__name__}__"
+        return method
 
-    def __int__(self):
-        if is_traced(self):
-            raise _concrete_value_error("int()", self)
-        return int(self.item())
-
-    def __float__(self):
-        if is_traced(self):
-            raise _concrete_value_error("float()", self)
-        return float(self.item())
-
-    def __complex__(self):
-        if is_traced(self):
-            raise _concrete_value_error("complex()", self)
-        return complex(self.item())
+    __bool__ = _python_scalar(bool, "bool() (an `if` or `while` on a tensor)")
+    __int__ = _python_scalar(int, "int()")
+    __float__ = _python_scalar(float, "float()")
+    __complex__ = _python_scalar(complex, "complex()")
+    del _python_scalar
 
     def __index__(self):
         if self._dtype.kind not in ("int", "uint"):
