@@ -278,7 +278,7 @@ def render_markdown(summary: dict) -> str:
                        ("spec_commit", "Spec commit (data-apis/array-api)"),
                        ("date", "Date (UTC)"), ("wall_time_s", "Wall time (s)"),
                        ("workers", "Workers (-n)"), ("max_examples", "Max examples"),
-                       ("seed", "Hypothesis seed"),
+                       ("seed", "Hypothesis seed"), ("deadline", "Hypothesis deadline"),
                        ("expected_failures", "Expected-failure entries"),
                        ("exit_code", "pytest exit code"), ("command", "Command")):
         if key in meta:
@@ -429,7 +429,9 @@ def main(argv: list[str] | None = None, environ=os.environ) -> int:
             "command": " ".join(["python conformance/run.py", "--max-examples",
                                  str(args.max_examples), "--seed", str(args.seed),
                                  "--api-version", args.api_version,
-                                 "-n", str(args.workers), *extra])}
+                                 "-n", str(args.workers),
+                                 *(["--keep-deadline"] if args.keep_deadline else []), *extra]),
+            "deadline": "the suite's (800 ms)" if args.keep_deadline else "disabled"}
     if note:
         meta["interrupted"] = note
     summary = summarize(raw, meta, output)

@@ -95,6 +95,14 @@ def test_reports_written_to_report_dir(tmp_path, monkeypatch):
     summary = json.loads((out_dir / "report.json").read_text())
     assert summary["totals"]["failed"] == 2 and summary["meta"]["api_version"] == "2024.12"
     assert "## Per test file" in (out_dir / "report.md").read_text()
+    assert "--keep-deadline" not in summary["meta"]["command"]
+    assert summary["meta"]["deadline"] == "disabled"
+    run.main(["--report-dir", str(out_dir), "-n", "1", "--keep-deadline"],
+             environ={run.ENV_VAR: str(suite)})
+    assert "--disable-deadline" not in seen["cmd"]
+    summary = json.loads((out_dir / "report.json").read_text())
+    assert summary["meta"]["command"].endswith("-n 1 --keep-deadline")
+    assert "| Hypothesis deadline | the suite's (800 ms) |" in (out_dir / "report.md").read_text()
 
 
 def test_bad_suite_dir_is_an_error(tmp_path, capsys):
