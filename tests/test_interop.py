@@ -200,6 +200,37 @@ def test_write_after_export_copies_once_then_donates():
     assert n[0] == 0 and n[1] == 0
 
 
+def test_multi_tensor_writes_keep_live_exports_and_donate_after_they_die():
+    """``clip_grad_norm_`` writes every gradient in one program
+    (``kernels/multi_write.py``): a live export keeps its snapshot, as for one write."""
+    grads = [ak.full((64,), 3.0, device="cpu"), ak.full((4, 4), 4.0, device="cpu")]
+    for g in grads:
+        g.requires_grad_(False)
+    params = [ak.zeros(g.shape, device="cpu", requires_grad=True) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = g
+    snapshot = np.asarray(params[0].grad)
+    ak.nn.utils.clip_grad_norm_(params, max_norm=1.0)
+    np.testing.assert_array_equal(snapshot, np.full(64, 3.0, np.float32))
+    assert params[0].grad.numpy()[0] < 1.0
+    del snapshot
+    gc.collect()
+    moved = params[0].grad.data_ptr()
+    ak.nn.utils.clip_grad_norm_(params, max_norm=0.5)
+    assert params[0].grad.data_ptr() == moved  # dead export: donated again
+
+
+def test_numpy_operands_of_a_placed_tensor():
+    """NumPy operands and written values go to the tensor's placement (a sharding too)."""
+    from jax.sharding import SingleDeviceSharding
+
+    x = ak.ones(3, device=SingleDeviceSharding(jax.devices("cpu")[0]))
+    np.testing.assert_array_equal((x + np.arange(3, dtype=np.float32)).numpy(), [1, 2, 3])
+    x[...] = np.full(3, 5, np.float32)
+    x += np.ones(3, np.float32)
+    np.testing.assert_array_equal(x.numpy(), [6, 6, 6])
+
+
 # ---------------------------------------------------------------------- import
 
 

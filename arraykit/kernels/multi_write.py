@@ -103,10 +103,12 @@ def apply_inplace_many(fn, targets, operands=(), static=()):
     device = storages[0].device
     tracer = jax.core.Tracer
     with Locks(storages + [x._storage for x in operands if hasattr(x, "_storage")]):
+        for st in storages:
+            st._host = None  # a host view would hold the buffer: gone before donation
+        donated = tuple(i for i, st in enumerate(storages)
+                        if not isinstance(st._buffer, tracer) and st.donatable())
         olds = [st._buffer for st in storages]
         traced = any(isinstance(b, tracer) for b in olds)
-        donated = tuple(i for i, (st, b) in enumerate(zip(storages, olds))
-                        if not st.shared and not isinstance(b, tracer))
         target_layouts = tuple(t._layout for t in targets)
         operand_layouts = tuple(x._layout if hasattr(x, "_storage") else None for x in operands)
         key = (fn, static, tuple((t._layout, t._dtype) for t in targets),
@@ -119,9 +121,8 @@ def apply_inplace_many(fn, targets, operands=(), static=()):
             if isinstance(new, tracer) and not isinstance(old, tracer) \
                     and (trace is None or not trace.adopt(st, old)):
                 raise S._leak_error(st)
-            st._host = None
             st._buffer = new
-            st.shared = False
+            st.shared = st.exported = False
             st.version += 1
     tensor = type(targets[0])
     results = []

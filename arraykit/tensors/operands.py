@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import check_same_device, default_device, put
+from ..core.devices import check_same_device, default_device, host_to_device, put
 from ..core.storage import Storage
 
 _PROMOTE = D._PROMOTION
@@ -74,11 +74,9 @@ def scalar(dtype, value):
 
 def from_numpy(arr, device):
     """A new tensor on ``device`` holding a private copy of the NumPy array ``arr``."""
-    arr = np.asarray(arr)
+    arr = np.asarray(arr, order="C")
     dtype = D.from_numpy(arr.dtype)
-    # A private copy: on CPU device_put aliases aligned host memory, and the kernel
-    # reading it runs asynchronously, after the caller may have changed ``arr``.
-    buf = put(np.array(arr, order="C"), device)
+    buf = host_to_device(arr, device)  # private: the caller may change ``arr`` afterwards
     return Tensor._make(Storage(buf, dtype, device), L.contiguous(arr.shape), dtype)
 
 
