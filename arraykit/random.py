@@ -35,6 +35,7 @@ from .api.creation import _shape, asarray
 from .core import dtypes as D
 from .core import layout as L
 from .core.devices import as_device, check_same_device
+from .kernels.bodies import at_least_float32
 from .kernels.launch import apply, apply_inplace
 from .tensors.tensor_type import Tensor, is_traced
 
@@ -409,7 +410,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 def _multinomial(key, probs, num_samples, replacement, np_dtype):
-    logits = jnp.log(probs.astype(jnp.promote_types(probs.dtype, jnp.float32)))
+    logits = jnp.log(probs.astype(at_least_float32(probs.dtype)))
     if replacement:
         shape = (num_samples,) + probs.shape[:-1]
         return jnp.moveaxis(jax.random.categorical(key, logits, -1, shape), 0, -1).astype(np_dtype)

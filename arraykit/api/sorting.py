@@ -23,7 +23,6 @@ from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
-from .indexing import take_along_axis
 
 __all__ = ["argsort", "sort", "topk"]
 
@@ -96,6 +95,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     return result if out is None else T.into_each("topk", result, out)
 
 
+def values_at(x, indices, dim, keepdim):
+    """``x``'s elements at ``indices`` along ``dim``, indices valid by construction (no
+    bounds check): the gradient of ``x.max(dim).values`` or ``topk``'s values goes to
+    the element the index names, as in PyTorch."""
+    values = jnp.take_along_axis(x, indices, axis=dim)
+    return values if keepdim else jnp.squeeze(values, axis=dim)
+
+
 def _topk(input, k, dim, largest):
     require_tensor(input, "topk")
     k = operator.index(k)
@@ -106,4 +113,4 @@ def _topk(input, k, dim, largest):
     indices = apply(_topk_indices, (input,), (k, axis, bool(largest)))
     if input.ndim == 0:
         return TopK(input.clone() if k else input.reshape(1)[:0], indices)
-    return TopK(take_along_axis(input, indices, axis=axis), indices)
+    return TopK(apply(values_at, (input, indices), (axis, True)), indices)

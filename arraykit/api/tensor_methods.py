@@ -56,7 +56,7 @@ from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
 from .dtype_functions import astype
-from .indexing import take_along_axis, take_flat
+from .indexing import take_flat
 
 ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
@@ -128,13 +128,6 @@ _attach("mean", _mean, "``x.mean(dim=None, keepdim=False, dtype=None)``: :func:`
         "of ``x`` (converted to ``dtype`` when given; integer tensors need one, as in PyTorch).")
 
 
-def _values_at(x, indices, dim, keepdim):
-    """``x``'s elements at ``indices`` (valid, kept dims) along ``dim``: the gradient
-    of ``x.max(dim).values`` goes to the element the index names, as in PyTorch."""
-    values = jnp.take_along_axis(x, indices, axis=dim)
-    return values if keepdim else jnp.squeeze(values, axis=dim)
-
-
 def _extreme_method(name, reduce, arg):
     def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if isinstance(dim, Tensor):  # torch.max(input, other): element-wise
@@ -143,7 +136,7 @@ def _extreme_method(name, reduce, arg):
         if dim is None or isinstance(dim, tuple) or self.ndim == 0:
             return reduce(self, axis=dim, keepdims=keepdim)
         indices = arg(self, axis=dim, keepdims=True)
-        values = apply(_values_at, (self, indices), (dim % self.ndim, keepdim))
+        values = apply(SO.values_at, (self, indices), (dim % self.ndim, keepdim))
         return ValuesIndices(values, indices if keepdim else M.squeeze(indices, axis=dim))
     _attach(name, method, (
         f"``x.{name}()``: the {name}imum (:func:`arraykit.{name}`); "
@@ -195,7 +188,8 @@ def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
 
 def _sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     indices = _argsort(self, dim, descending, stable, axis=axis)
-    values = take_along_axis(self, indices, axis=dim if axis is None else axis)
+    axis = L.normalize_dim(dim if axis is None else axis, max(self.ndim, 1), "dim")
+    values = self.clone() if self.ndim == 0 else apply(SO.values_at, (self, indices), (axis, True))
     return ValuesIndices(values, indices)
 
 
@@ -401,8 +395,7 @@ def _chunk(self, chunks, dim=0):
 
 
 def _unbind(self, dim=0):
-    dim = L.normalize_dim(dim, self.ndim, "dim")
-    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+    return M.unstack(self, axis=L.normalize_dim(dim, self.ndim, "dim"))
 
 
 _attach("split", _split, "``x.split(size_or_sizes, dim=0)``: views of ``x`` along ``dim``, each "

@@ -103,6 +103,12 @@ def set_trace(trace):
     _trace = trace
 
 
+def tracing_here():
+    """Whether this thread is tracing an ``arraykit.jit`` function."""
+    trace = _trace
+    return trace is not None and trace.thread == threading.get_ident()
+
+
 class Storage:
     """A buffer (addressed flat) with its device, dtype, version counter and lock.
 

@@ -26,6 +26,11 @@ _INF = math.inf
 _NAN = math.nan
 
 
+def at_least_float32(dtype):
+    """The dtype a computation on ``dtype`` runs in: 16-bit floats widen to float32."""
+    return jnp.promote_types(dtype, jnp.float32)
+
+
 def _is_complex(x):
     return jnp.issubdtype(x.dtype, jnp.complexfloating)
 

@@ -640,8 +640,7 @@ def _jit_tracing():
     memory then enter the trace through a JAX stand-in, like any closed-over buffer
     (read at each call, written back by ``arraykit.jit``), instead of through private
     copies, which the trace would bake in."""
-    trace = S._trace
-    return trace is not None and trace.thread == threading.get_ident()
+    return S.tracing_here()
 
 
 def _same(x):

@@ -22,6 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..kernels.bodies import at_least_float32
+
 HIGHEST = lax.Precision.HIGHEST
 
 
@@ -29,10 +31,6 @@ def _precision(dtype):
     """Full precision for 32/64-bit floats (as arraykit's matmul); 16-bit inputs
     multiply at their own precision and accumulate in float32."""
     return HIGHEST if jnp.dtype(dtype).itemsize >= 4 else None
-
-
-def _compute_dtype(dtype):
-    return jnp.promote_types(dtype, jnp.float32)
 
 
 def _causal(rows, cols):
@@ -69,7 +67,7 @@ def attention_math(q, k, v, mask, key, options):
     ``keep`` the probability of keeping a weight under dropout.
     """
     mask_kind, is_causal, scale, groups, keep = options
-    compute = _compute_dtype(q.dtype)
+    compute = at_least_float32(q.dtype)
     if groups > 1:
         q = _group_heads(q, groups, True)
         k = _group_heads(k, groups, False)
@@ -117,7 +115,7 @@ def attention(q, k, v, mask, options):
     batch = q.shape[:-3]
     out_shape = q.shape
     q, k, v = (jnp.swapaxes(_to_4d(t, batch), 1, 2) for t in (q, k, v))  # (B, L, H, E)
-    compute = _compute_dtype(q.dtype)
+    compute = at_least_float32(q.dtype)
     bias = boolean = None
     rows, cols = q.shape[1], k.shape[1]
     allowed = _causal(rows, cols) if is_causal else None

@@ -27,6 +27,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core import precision as P
 from ..kernels import derivatives as DV
+from ..kernels.bodies import at_least_float32
 from ..kernels.launch import apply
 from ..tensors.tensor_type import channels_last, is_traced, require_tensor
 from . import activations as A
@@ -569,7 +570,7 @@ def embedding(input, weight, padding_idx=None):
 
 def _layer_norm_body(x, *rest):
     *affine, (dims, eps, has_weight) = rest
-    compute = jnp.promote_types(x.dtype, jnp.float32)
+    compute = at_least_float32(x.dtype)
     y = x.astype(compute)
     mean = jnp.mean(y, axis=dims, keepdims=True)
     var = jnp.mean(jnp.square(y - mean), axis=dims, keepdims=True)

@@ -30,11 +30,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ..kernels.bodies import at_least_float32
+
 HIGHEST = lax.Precision.HIGHEST
-
-
-def _compute_dtype(dtype):
-    return jnp.promote_types(dtype, jnp.float32)
 
 
 def _dot(a, b, contract, compute):
@@ -63,7 +61,7 @@ def _row_stats(x_c, target_c, w, b, options):
     """Per row of ``x_c``: (log-sum-exp, target logit, sum of logits) over the vocabulary."""
     smoothing, size = options[2], options[5]
     vocab = w.shape[0]
-    compute = _compute_dtype(x_c.dtype)
+    compute = at_least_float32(x_c.dtype)
     rows = x_c.shape[0]
     columns = lax.broadcasted_iota(jnp.int32, (1, size), 1)
 
@@ -99,7 +97,7 @@ def forward(x, w, b, target, options):
     _, ignore_index, smoothing, reduction, size, _ = options
     n = x.shape[0]
     vocab = w.shape[0]
-    compute = _compute_dtype(x.dtype)
+    compute = at_least_float32(x.dtype)
 
     def step(i, carry):
         lse, rows = carry
@@ -138,7 +136,7 @@ def _chunk_gradients(x_c, t_c, lse_c, scale_c, fresh_rows, w, b, options, acc_dt
     earlier chunk already counted out of ``dw`` and ``db``."""
     _, _, smoothing, _, _, size = options
     vocab, _ = w.shape
-    compute = _compute_dtype(x_c.dtype)
+    compute = at_least_float32(x_c.dtype)
     columns = lax.broadcasted_iota(jnp.int32, (1, size), 1)
     x_w = x_c if fresh_rows is None else jnp.where(fresh_rows[:, None], x_c, 0)
     row_weight = None if fresh_rows is None else fresh_rows.astype(compute)
@@ -171,7 +169,7 @@ def backward(x, w, b, target, lse, grad, options):
     """(dx, dw, db) (db None without a bias) of the loss weighted by ``grad``."""
     _, ignore_index, _, reduction, size, _ = options
     n = x.shape[0]
-    compute = _compute_dtype(x.dtype)
+    compute = at_least_float32(x.dtype)
     scale = _row_scale(grad, target, ignore_index, reduction, compute)
     chunks = _token_chunks(n, size)
     if chunks == 1:  # every dw row is written once: accumulate in w's own dtype
@@ -179,7 +177,7 @@ def backward(x, w, b, target, lse, grad, options):
                                       options, w.dtype)
         return dx.astype(x.dtype), dw, (db if b is not None else None)
     scale = jnp.broadcast_to(scale, (n,))
-    acc = _compute_dtype(w.dtype)
+    acc = at_least_float32(w.dtype)
 
     def step(i, carry):
         dx, dw, db = carry

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import threading
 import types
 import warnings
 
@@ -30,8 +29,7 @@ _EPOCH_DEPRECATION = (
 
 
 def _check_not_traced(scheduler):
-    trace = S._trace
-    if trace is not None and trace.thread == threading.get_ident():
+    if S.tracing_here():
         raise RuntimeError(
             f"{type(scheduler).__name__}.step() called inside an arraykit.jit trace: it would "
             "run once, when the step is traced, and every call would keep that learning rate. "
