@@ -114,7 +114,7 @@ def jax_loss(params, idx, targets, cfg, compute):
 def jax_schedule(cfg):
     """optax's form of the example's schedule (warm-up from 1 %, then cosine to
     ``min_lr_ratio``)."""
-    warmup = max(1, min(cfg.warmup, cfg.steps - 1))
+    warmup = G.warmup_steps(cfg)
     return optax.join_schedules([
         optax.linear_schedule(cfg.lr * 0.01, cfg.lr, warmup),
         optax.cosine_decay_schedule(cfg.lr, max(1, cfg.steps - warmup), alpha=cfg.min_lr_ratio),
@@ -204,15 +204,9 @@ def torch_runner(model, cfg, device, compiled):
     dev = torch.device("cuda" if device.platform != "cpu" else "cpu")
     theirs = torch_model(model, cfg, torch).to(dev)
     params = list(theirs.parameters())
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95))
-    sched = torch.optim.lr_scheduler
-    warmup = max(1, min(cfg.warmup, cfg.steps - 1))
-    scheduler = sched.SequentialLR(optimizer, [
-        sched.LinearLR(optimizer, start_factor=0.01, total_iters=warmup),
-        sched.CosineAnnealingLR(optimizer, T_max=max(1, cfg.steps - warmup), eta_min=cfg.lr * cfg.min_lr_ratio),
-    ], milestones=[warmup])
+    optimizer = torch.optim.AdamW(G.parameter_groups(theirs, cfg.weight_decay), lr=cfg.lr,
+                                  betas=(0.9, 0.95))
+    scheduler = G.make_scheduler(optimizer, cfg, torch.optim.lr_scheduler)
     forward = torch.compile(theirs) if compiled else theirs
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=dev.type == "cuda")
 

@@ -216,11 +216,16 @@ def parameter_groups(model, weight_decay):
     ]
 
 
-def make_scheduler(optimizer, cfg):
+def warmup_steps(cfg):
+    """The warm-up's length: ``cfg.warmup``, at least 1 and short of ``cfg.steps``."""
+    return max(1, min(cfg.warmup, cfg.steps - 1))
+
+
+def make_scheduler(optimizer, cfg, sched=optim.lr_scheduler):
     """Linear warm-up from 1 % of the rate over ``warmup`` steps, then a cosine decay to
-    ``min_lr_ratio`` of it at ``steps``."""
-    sched = optim.lr_scheduler
-    warmup = max(1, min(cfg.warmup, cfg.steps - 1))
+    ``min_lr_ratio`` of it at ``steps`` (``sched``: arraykit's or PyTorch's
+    ``lr_scheduler`` module, which spell it alike)."""
+    warmup = warmup_steps(cfg)
     return sched.SequentialLR(optimizer, [
         sched.LinearLR(optimizer, start_factor=0.01, total_iters=warmup),
         sched.CosineAnnealingLR(optimizer, T_max=max(1, cfg.steps - warmup), eta_min=cfg.lr * cfg.min_lr_ratio),
@@ -327,16 +332,15 @@ def save_checkpoint(path, model, optimizer, scheduler, step, cfg, seed, history)
     }, path)
 
 
-def restore(path, model, optimizer, scheduler):
-    """Load what :func:`save_checkpoint` wrote into the live objects; returns the
-    checkpoint's step and history."""
-    state = ak.load(path)
+def restore(state, model, optimizer, scheduler):
+    """Load what :func:`save_checkpoint` wrote (``state``, read by ``ak.load``) into the
+    live objects; returns the checkpoint's step, history and data seed."""
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     device = model.wte.weight.device
     ak.random.default_generator(device).set_state(state["generator"].to(device))
-    return state["step"], state["history"]
+    return state["step"], state["history"], state["seed"]
 
 
 # ---------------------------------------------------------------------- main
@@ -362,11 +366,10 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def configure(args):
-    """The preset, updated by the command line (or the checkpoint's configuration)."""
-    if args.resume:
-        saved = ak.load(args.resume)["config"]
-        cfg = Config(**saved)
+def configure(args, checkpoint=None):
+    """The preset (or the ``checkpoint``'s configuration), updated by the command line."""
+    if checkpoint is not None:
+        cfg = Config(**checkpoint["config"])
     else:
         cfg = dataclasses.replace(PRESETS[args.preset])
     overrides = {"steps": args.steps, "batch": args.batch_size, "lr": args.lr}
@@ -376,7 +379,8 @@ def configure(args):
 def main(argv=None):
     started = time.perf_counter()
     args = parse_args(argv)
-    cfg = configure(args)
+    checkpoint = ak.load(args.resume) if args.resume else None
+    cfg = configure(args, checkpoint)
     device = ak.device(args.device)
     train, validation = load_corpus()
     print(f"corpus: {train.size / 1e6:.1f} MB training, {validation.size / 1e6:.1f} MB validation "
@@ -390,9 +394,8 @@ def main(argv=None):
     scheduler = make_scheduler(optimizer, cfg)
     step, history = 0, {"train": [], "validation": []}
     seed = args.seed
-    if args.resume:
-        step, history = restore(args.resume, model, optimizer, scheduler)
-        seed = ak.load(args.resume)["seed"]
+    if checkpoint is not None:
+        step, history, seed = restore(checkpoint, model, optimizer, scheduler)
         print(f"resumed from {args.resume} at step {step}")
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {cfg.layers} layers, width {cfg.width}, {cfg.heads} heads, context {cfg.context}, "
