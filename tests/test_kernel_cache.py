@@ -3,7 +3,7 @@
 import numpy as np
 
 import arraykit as ak
-from arraykit.kernels import launch
+from arraykit.kernels import launch, size_buckets
 
 
 def _traces():
@@ -12,7 +12,8 @@ def _traces():
 
 def test_repeated_op_hits_the_cache():
     x = ak.asarray(np.arange(7.0))
-    y = x * 3.0 + 1.0
+    for _ in range(size_buckets.EXACT_AFTER + 1):  # small CPU kernels start in size buckets
+        y = x * 3.0 + 1.0
     before = ak.cache_info()
     for _ in range(5):
         y = x * 3.0 + 1.0

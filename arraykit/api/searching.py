@@ -18,8 +18,10 @@ import numpy as np
 
 from ..core import layout as L
 from ..core.devices import check_same_device
+from ..kernels import bodies as B
 from ..kernels import ordering as O
 from ..kernels.launch import apply
+from ..kernels.size_buckets import bucket  # kernels with data-dependent sizes compile per bucket
 from ..tensors.operands import promote
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
@@ -33,15 +35,6 @@ _INDEX = np.dtype(np.int64)
 # jnp.searchsorted's binary search unrolled (log2(n) steps): the same results as its
 # default loop, and about half the compile time of a new shape on the CPU
 SEARCH_METHOD = "scan_unrolled"
-
-
-def bucket(n):
-    """Static buffer size for a data-dependent count ``n``: the next power of two.
-
-    Kernels whose output size depends on data compile once per bucket instead of
-    once per distinct count (at most log2 of the input size programs).
-    """
-    return 0 if n == 0 else 1 << (n - 1).bit_length()
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -84,6 +77,7 @@ def _argwhere(x, size):
     return jnp.argwhere(_is_nonzero(x), size=size).astype(jnp.int64).reshape(size, x.ndim)
 
 
+@B.elementwise
 def _where(c, a, b, np_dtype):
     return jnp.where(_is_nonzero(c), a.astype(np_dtype), b.astype(np_dtype))
 

@@ -26,6 +26,16 @@ _INF = math.inf
 _NAN = math.nan
 
 
+ELEMENTWISE = set()
+
+
+def elementwise(body):
+    """Mark ``body`` as element-wise: each result element depends only on the operand
+    elements at its position, whatever the shape (see :mod:`.size_buckets`)."""
+    ELEMENTWISE.add(body)
+    return body
+
+
 def at_least_float32(dtype):
     """The dtype a computation on ``dtype`` runs in: 16-bit floats widen to float32."""
     return jnp.promote_types(dtype, jnp.float32)
@@ -121,6 +131,7 @@ def _rotated(parts):
     return f
 
 
+@elementwise
 def identity(x):
     return x
 
@@ -128,51 +139,62 @@ def identity(x):
 # ----------------------------------------------------------------------------- arithmetic
 
 
+@elementwise
 def add(a, b, dtype):
     return a.astype(dtype) + b.astype(dtype)
 
 
+@elementwise
 def subtract(a, b, dtype):
     return a.astype(dtype) - b.astype(dtype)
 
 
+@elementwise
 def multiply(a, b, dtype):
     return a.astype(dtype) * b.astype(dtype)
 
 
+@elementwise
 def divide(a, b, dtype):
     return jnp.true_divide(a.astype(dtype), b.astype(dtype))
 
 
+@elementwise
 def maximum(a, b, dtype):
     a, b = _cast(a, b, dtype)
     return DV.maximum(a, b) if _is_float(a) else jnp.maximum(a, b)
 
 
+@elementwise
 def minimum(a, b, dtype):
     a, b = _cast(a, b, dtype)
     return DV.minimum(a, b) if _is_float(a) else jnp.minimum(a, b)
 
 
+@elementwise
 def where_fill(cur, mask, value):
     """``cur`` with ``value`` wherever ``mask`` (broadcast) is true."""
     return jnp.where(mask, value.astype(cur.dtype), cur)
 
 
+@elementwise
 def negative(x):
     return -x
 
 
+@elementwise
 def square(x):
     return x * x
 
 
+@elementwise
 def reciprocal(x):
     if _is_float(x) or _is_complex(x):
         return DV.reciprocal(x)
     return jnp.ones((), x.dtype) / x
 
 
+@elementwise
 def abs(x):  # noqa: A001 (the array API name)
     if _is_complex(x):
         re, im = _parts(x)
@@ -180,6 +202,7 @@ def abs(x):  # noqa: A001 (the array API name)
     return DV.abs(x) if _is_float(x) else jnp.abs(x)
 
 
+@elementwise
 def sign(x):
     if _is_complex(x):
         re, im = _parts(x)
@@ -219,6 +242,7 @@ def _float_divmod(a, b):
     return floor, mod
 
 
+@elementwise
 def floor_divide(a, b, dtype):
     a, b = _cast(a, b, dtype)
     if _is_int(dtype):
@@ -233,6 +257,7 @@ def floor_divide(a, b, dtype):
     return jnp.where(ordinary, floor, jnp.floor(a / b))
 
 
+@elementwise
 def remainder(a, b, dtype):
     a, b = _cast(a, b, dtype)
     if _is_int(dtype):
@@ -252,6 +277,7 @@ def _float_remainder(a, b):
     return jnp.where((b == 0) | ~_finite(a), _NAN, mod)
 
 
+@elementwise
 def pow(a, b, dtype):  # noqa: A001 (the array API name)
     a, b = _cast(a, b, dtype)
     if _is_int(dtype):
@@ -277,18 +303,22 @@ def pow(a, b, dtype):  # noqa: A001 (the array API name)
 # ----------------------------------------------------------------------------- rounding
 
 
+@elementwise
 def ceil(x):
     return jnp.ceil(x) if _is_float(x) else x
 
 
+@elementwise
 def floor(x):
     return jnp.floor(x) if _is_float(x) else x
 
 
+@elementwise
 def trunc(x):
     return jnp.trunc(x) if _is_float(x) else x
 
 
+@elementwise
 def round(x):  # noqa: A001 (the array API name)
     if _is_complex(x):
         re, im = _parts(x)
@@ -299,18 +329,22 @@ def round(x):  # noqa: A001 (the array API name)
 # ----------------------------------------------------------------------------- tests
 
 
+@elementwise
 def isfinite(x):
     return jnp.isfinite(x)
 
 
+@elementwise
 def isinf(x):
     return jnp.isinf(x)
 
 
+@elementwise
 def isnan(x):
     return jnp.isnan(x)
 
 
+@elementwise
 def signbit(x):
     return jnp.signbit(x)
 
@@ -318,14 +352,17 @@ def signbit(x):
 # ----------------------------------------------------------------------------- complex parts
 
 
+@elementwise
 def real(x):
     return jnp.real(x)
 
 
+@elementwise
 def imag(x):
     return jnp.imag(x)
 
 
+@elementwise
 def conj(x):
     return jnp.conj(x) if _is_complex(x) else x
 
@@ -354,12 +391,14 @@ def _cexp_parts(a, b):
 _cexp = _analytic(lambda z, y: y)(_complex_of(_cexp_parts))
 
 
+@elementwise
 def exp(x):
     if _is_complex(x):
         return _cexp(x)
     return jnp.exp(x)
 
 
+@elementwise
 def expm1(x):
     if not _is_complex(x):
         return jnp.expm1(x)
@@ -416,24 +455,28 @@ _clog2 = _clog_base(2)
 _clog10 = _clog_base(10)
 
 
+@elementwise
 def log(x):
     if _is_complex(x):
         return _cln(x)
     return jnp.log(x)
 
 
+@elementwise
 def log2(x):
     if _is_complex(x):
         return _clog2(x)
     return jnp.log2(x)
 
 
+@elementwise
 def log10(x):
     if _is_complex(x):
         return _clog10(x)
     return jnp.log10(x)
 
 
+@elementwise
 def log1p(x):
     if not _is_complex(x):
         return jnp.log1p(x)
@@ -455,6 +498,7 @@ def _clog1p(x):
     return lax.complex(re, jnp.copysign(im, b))
 
 
+@elementwise
 def sqrt(x):
     if not _is_complex(x):
         return jnp.sqrt(x)
@@ -483,6 +527,7 @@ def _csqrt(x):
     return lax.complex(re, jnp.copysign(im, b))
 
 
+@elementwise
 def logaddexp(a, b, dtype):
     a, b = _cast(a, b, dtype)
     return DV.logaddexp(a, b)
@@ -569,26 +614,32 @@ def _ccos(z):  # cos(z) = cosh(i z)
     return lax.complex(*_ccosh_parts(-b, a))
 
 
+@elementwise
 def sinh(x):
     return _complex_or(_csinh, jnp.sinh, x)
 
 
+@elementwise
 def cosh(x):
     return _complex_or(_ccosh, jnp.cosh, x)
 
 
+@elementwise
 def tanh(x):
     return _complex_or(_ctanh, jnp.tanh, x)
 
 
+@elementwise
 def sin(x):
     return _complex_or(_csin, jnp.sin, x)
 
 
+@elementwise
 def cos(x):
     return _complex_or(_ccos, jnp.cos, x)
 
 
+@elementwise
 def tan(x):
     return _complex_or(_ctan, jnp.tan, x)
 
@@ -655,22 +706,27 @@ _casin = _analytic(lambda z, y: 1 / _ccos(y))(_rotated(_casinh_parts))
 _catan = _analytic(lambda z, y: 1 / (1 + z * z))(_rotated(_catanh_parts))
 
 
+@elementwise
 def asinh(x):
     return _complex_or(_casinh, jnp.arcsinh, x)
 
 
+@elementwise
 def atanh(x):
     return _complex_or(_catanh, jnp.arctanh, x)
 
 
+@elementwise
 def asin(x):
     return _complex_or(_casin, jnp.arcsin, x)
 
 
+@elementwise
 def atan(x):
     return _complex_or(_catan, jnp.arctan, x)
 
 
+@elementwise
 def acosh(x):
     if not _is_complex(x):
         return jnp.arccosh(x)
@@ -701,6 +757,7 @@ def _cacosh(x):
     return lax.complex(re, jnp.copysign(im, b))
 
 
+@elementwise
 def acos(x):
     if not _is_complex(x):
         return jnp.arccos(x)
@@ -731,21 +788,25 @@ def _cacos(x):
     return _conj_if(jnp.signbit(b), re, im)
 
 
+@elementwise
 def atan2(a, b, dtype):
     a, b = _cast(a, b, dtype)
     return DV.atan2(a, b)
 
 
+@elementwise
 def copysign(a, b, dtype):
     a, b = _cast(a, b, dtype)
     return DV.copysign(a, b)
 
 
+@elementwise
 def hypot(a, b, dtype):
     a, b = _cast(a, b, dtype)
     return DV.hypot(a, b)
 
 
+@elementwise
 def nextafter(a, b, dtype):
     return jnp.nextafter(a.astype(dtype), b.astype(dtype))
 
@@ -776,30 +837,37 @@ def _compare(op, a, b, dtype):
     return jnp.where(same, op(ua, ub), op(jnp.where(neg_a, -1, 1), jnp.where(neg_b, -1, 1)))
 
 
+@elementwise
 def equal(a, b, dtype):
     return _compare(jnp.equal, a, b, dtype)
 
 
+@elementwise
 def not_equal(a, b, dtype):
     return _compare(jnp.not_equal, a, b, dtype)
 
 
+@elementwise
 def less(a, b, dtype):
     return _compare(jnp.less, a, b, dtype)
 
 
+@elementwise
 def less_equal(a, b, dtype):
     return _compare(jnp.less_equal, a, b, dtype)
 
 
+@elementwise
 def greater(a, b, dtype):
     return _compare(jnp.greater, a, b, dtype)
 
 
+@elementwise
 def greater_equal(a, b, dtype):
     return _compare(jnp.greater_equal, a, b, dtype)
 
 
+@elementwise
 def constant(x, value):
     """A boolean array of ``x``'s shape filled with ``value``."""
     return jnp.full(x.shape, value, dtype=bool)
@@ -812,38 +880,47 @@ def _truth(x):
     return x if x.dtype == jnp.bool_ else x != 0
 
 
+@elementwise
 def logical_and(a, b, dtype):
     return jnp.logical_and(_truth(a), _truth(b))
 
 
+@elementwise
 def logical_or(a, b, dtype):
     return jnp.logical_or(_truth(a), _truth(b))
 
 
+@elementwise
 def logical_xor(a, b, dtype):
     return jnp.logical_xor(_truth(a), _truth(b))
 
 
+@elementwise
 def logical_not(x):
     return jnp.logical_not(_truth(x))
 
 
+@elementwise
 def bitwise_and(a, b, dtype):
     return jnp.bitwise_and(*_cast(a, b, dtype))
 
 
+@elementwise
 def bitwise_or(a, b, dtype):
     return jnp.bitwise_or(*_cast(a, b, dtype))
 
 
+@elementwise
 def bitwise_xor(a, b, dtype):
     return jnp.bitwise_xor(*_cast(a, b, dtype))
 
 
+@elementwise
 def bitwise_invert(x):
     return jnp.invert(x)
 
 
+@elementwise
 def bitwise_left_shift(a, b, dtype):
     a, b = _cast(a, b, dtype)
     bits = np.dtype(dtype).itemsize * 8
@@ -852,6 +929,7 @@ def bitwise_left_shift(a, b, dtype):
     return jnp.where(out_of_range, 0, lax.shift_left(a, safe))
 
 
+@elementwise
 def bitwise_right_shift(a, b, dtype):
     a, b = _cast(a, b, dtype)
     bits = np.dtype(dtype).itemsize * 8
@@ -868,6 +946,7 @@ def bitwise_right_shift(a, b, dtype):
 # ----------------------------------------------------------------------------- clip
 
 
+@elementwise
 def clip_both(x, lo, hi):
     lo, hi = lo.astype(x.dtype), hi.astype(x.dtype)
     if _is_float(x):
@@ -875,11 +954,13 @@ def clip_both(x, lo, hi):
     return jnp.minimum(jnp.maximum(x, lo), hi)
 
 
+@elementwise
 def clip_min(x, lo):
     lo = lo.astype(x.dtype)
     return DV.clip_min(x, lo) if _is_float(x) else jnp.maximum(x, lo)
 
 
+@elementwise
 def clip_max(x, hi):
     hi = hi.astype(x.dtype)
     return DV.clip_max(x, hi) if _is_float(x) else jnp.minimum(x, hi)

@@ -15,8 +15,11 @@ Under a JAX trace (``arraykit.jit``, ``jax.jit``) offsets always stay static: th
 kernel is inlined into the outer program, nothing is compiled per offset, and XLA
 turns reads at known offsets into slices it can fuse.
 
-Compilation, not execution, dominates small eager kernels on the CPU (about 25 ms
-per new shape against microseconds per call). A CPU kernel whose operands and
+Compilation, not execution, dominates small eager kernels on the CPU (about 12 ms
+per new shape against microseconds per call). The first calls of a small
+element-wise kernel on the CPU are therefore served by a program compiled once per
+size bucket (:mod:`.size_buckets`), and its exact kernel is compiled only once it
+has been called ``size_buckets.EXACT_AFTER`` times. A CPU kernel whose operands and
 results all have at most ``SMALL_KERNEL_ELEMENTS`` elements is therefore compiled
 with XLA options that halve compile time (:func:`fast_compile_options`: the classic
 element emitters, no LLVM optimization); at those sizes the run time stays within
@@ -27,6 +30,7 @@ vector and scalar loops do.
 
 from __future__ import annotations
 
+import math
 import threading
 
 import jax
@@ -41,7 +45,7 @@ from ..core import x64
 from ..core.devices import default_device, jax_target, put
 from ..core.jax_compat import trace_state_clean
 from ..core.storage import Storage
-from . import strided
+from . import size_buckets, strided
 
 
 class _Stats:
@@ -99,7 +103,7 @@ def cache_info():
     return {
         "hits": _STATS.hits,
         "misses": _STATS.misses,
-        "traces": _STATS.traces,
+        "traces": _STATS.traces + size_buckets.traces(),
         "size": len(_KERNELS),
     }
 
@@ -107,6 +111,7 @@ def cache_info():
 def cache_clear():
     """Forget every compiled kernel and reset the counters."""
     _KERNELS.clear()
+    size_buckets.clear()
     _STATS.hits = 0
     _STATS.misses = 0
     _STATS.traces = 0
@@ -365,6 +370,10 @@ def _apply(fn, operands, static, device, multiple):
     _pin_to(device, bufs)
     entry = _KERNELS.get(key)
     if entry is None or entry.flags is not None and not trace_state_clean():
+        if not tracked and S._trace is None:
+            shape = _bucket_shape(key, fn, operands, layouts, bufs, device)
+            if shape is not None and size_buckets.wants(_geometry_key(key, layouts)):
+                return _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape, device)
         entry = _apply_entry(key, fn, static, multiple, layouts, bufs, device.platform)
     else:
         _STATS.hits += 1
@@ -380,6 +389,50 @@ def _apply(fn, operands, static, device, multiple):
     except (RuntimeError, ValueError) as error:
         outs = _call_again(entry, offsets, operands, layouts, bufs, error)
     return _outputs(entry, outs, device, multiple)
+
+
+def _bucket_shape(key, fn, operands, layouts, bufs, device):
+    """The result shape of a kernel :mod:`.size_buckets` may serve instead of compiling
+    one for ``key`` now, or None: an element-wise ``fn`` on one CPU device, outside any
+    trace, over operands read from their own storages, with a small result, and no
+    kernel compiled yet for these layouts at any offset (see :func:`_apply_entry`)."""
+    if not size_buckets.serves(fn, device) or not trace_state_clean():
+        return None
+    shapes = []
+    for x, layout, buf in zip(operands, layouts, bufs):
+        if layout is not None:
+            if buf is not x._storage._buffer or isinstance(buf, jax.core.Tracer):
+                return None
+            shapes.append(layout.shape)
+    if not shapes:
+        return None
+    shape = L.broadcast_shapes(*shapes)
+    if math.prod(shape) > SMALL_KERNEL_ELEMENTS:
+        return None
+    if any(lay is not None and lay.geometry in _DYNAMIC for lay in layouts) and (
+            _dynamic_key(key, layouts) in _KERNELS):
+        return None
+    return shape
+
+
+def _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape, device):
+    """Results of ``fn`` through its size-bucket program (see :mod:`.size_buckets`),
+    the operands read on the host under their storages' locks."""
+    tensors = [x for x, lay in zip(operands, layouts) if lay is not None]
+    with Locks([x._storage for x in tensors]):
+        values = [
+            (x._storage.host_array(lay), True) if lay is not None else (np.asarray(b), False)
+            for x, lay, b in zip(operands, layouts, bufs)
+        ]
+        outs = size_buckets.run(fn, _static_values(static), multiple, values, shape, device,
+                                fast_compile_options())
+    layout = L.contiguous(shape)
+    results = []
+    for buf in outs:
+        dtype = D.from_numpy(buf.dtype)
+        results.append(_make(Storage(buf, dtype, device, False, layout.numel * dtype.itemsize),
+                             layout, dtype))
+    return results if multiple else results[0]
 
 
 def _placed(buf):
@@ -447,14 +500,28 @@ def _apply_entry(key, fn, static, multiple, layouts, bufs, platform):
     if not trace_state_clean():
         return _build_apply(key + (_STATIC,), fn, static, multiple, layouts, bufs, platform,
                             dynamic=False)
-    dynamic_key = key[:3]
-    for k, layout in enumerate(layouts):
-        dynamic_key += (_layout_key(layout) if layout is not None else None, key[4 + 2 * k])
+    dynamic_key = _dynamic_key(key, layouts)
     entry = _KERNELS.get(dynamic_key)
     if entry is not None:
         _STATS.hits += 1
         return entry
     return _build_apply(dynamic_key, fn, static, multiple, layouts, bufs, platform)
+
+
+def _dynamic_key(key, layouts):
+    """``key`` with the layouts whose geometry went dynamic replaced by that geometry."""
+    dynamic_key = key[:3]
+    for k, layout in enumerate(layouts):
+        dynamic_key += (_layout_key(layout) if layout is not None else None, key[4 + 2 * k])
+    return dynamic_key
+
+
+def _geometry_key(key, layouts):
+    """``key`` with every layout replaced by its geometry: one key for all offsets."""
+    geometry_key = key[:3]
+    for k, layout in enumerate(layouts):
+        geometry_key += (layout.geometry if layout is not None else None, key[4 + 2 * k])
+    return geometry_key
 
 
 def _static_values(static):

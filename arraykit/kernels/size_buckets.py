@@ -1,0 +1,128 @@
+"""Small element-wise CPU kernels served by programs compiled per size bucket.
+
+Compiling, not running, is what a new small shape costs on the CPU (about 12 ms for
+a kernel that then runs in microseconds), and code that meets many shapes a few
+times each (property tests, ``x[start:end]`` for data-dependent bounds, a loop over
+ragged rows) pays it for every shape and every operation. An element-wise body does
+not depend on the shape, so the launcher serves the first ``EXACT_AFTER`` calls of a
+new small kernel (its operands' shapes and strides, at any offsets) through one
+program per (body, static arguments, dtypes, bucket):
+the operands are broadcast and copied on the host into flat buffers padded to the
+bucket's size (the next power of two, at least ``SMALLEST``), the program runs over
+them, and the first ``n`` elements of each result are copied into a buffer of the
+exact shape. From the next call on, the launcher compiles exact kernels as it
+always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
+which read the operands through their layouts with no host copy.
+
+Both programs are compiled with the launcher's small-kernel options and compute
+every element alone, so they give the same values. Only bodies marked element-wise
+(:func:`.bodies.elementwise`) on one CPU device take this path, outside traces and
+autograd recording; the host copies wait for the operands' values, as reading any
+value does.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import jax
+import numpy as np
+
+from ..core.devices import jax_target, one_cpu
+from . import bodies
+
+EXACT_AFTER = 32
+SMALLEST = 16
+
+_PROGRAMS = {}
+_USES = {}
+_LOCK = threading.Lock()
+_TRACES = [0]
+
+
+def bucket(n):
+    """The static size that serves ``n`` elements: the next power of two (0 for 0)."""
+    return 0 if n == 0 else 1 << (n - 1).bit_length()
+
+
+def serves(fn, device):
+    """Whether bucket programs may run ``fn`` on ``device``: an element-wise body on
+    one CPU device."""
+    return fn in bodies.ELEMENTWISE and one_cpu(device)
+
+
+def wants(key):
+    """Count one more call of a kernel not compiled yet, ``key`` naming it at every
+    offset: whether a bucket program should serve it (False from the
+    ``EXACT_AFTER + 1``-th call, when the launcher compiles it)."""
+    uses = _USES.get(key, 0)
+    if uses >= EXACT_AFTER:
+        return False
+    _USES[key] = uses + 1
+    return True
+
+
+def run(fn, static, multiple, values, shape, device, options):
+    """``fn(*values, *static)`` for a result of ``shape`` through its bucket program.
+
+    ``values`` are NumPy arrays: a tensor operand's elements (broadcastable to
+    ``shape``) as ``(array, True)``, a 0-d operand passed as it is as ``(array,
+    False)``. Returns the exact-size JAX buffers of the results on the CPU ``device``
+    (a list of one unless ``multiple``).
+    """
+    n = math.prod(shape)
+    size = max(bucket(n), SMALLEST)
+    key = [fn, tuple(static), multiple, size, device]
+    args = []
+    for value, spread in values:
+        if spread:
+            flat = np.zeros(size, value.dtype)
+            flat[:n].reshape(shape)[...] = value
+            value = flat
+        key.append((value.dtype, spread))
+        args.append(value)
+    key = tuple(key)
+    program = _PROGRAMS.get(key)
+    if program is None:
+        program = _build(key, fn, static, multiple, size, device, options)
+    target = jax_target(device)
+    # each result's first n elements, copied on the host: a private array JAX may alias
+    return [jax.device_put(np.asarray(out)[:n].reshape(shape).copy(), target)
+            for out in program(*args)]
+
+
+def _build(key, fn, static, multiple, size, device, options):
+    def program(*args):
+        _TRACES[0] += 1
+        out = fn(*args, *static)
+        outs = tuple(out) if multiple else (out,)
+        for o in outs:
+            if o.shape != (size,):
+                raise AssertionError(
+                    f"{fn.__name__} is marked element-wise but gave shape {o.shape} for "
+                    f"operands of shape ({size},)"
+                )
+        return outs
+
+    on_device = jax.sharding.SingleDeviceSharding(jax_target(device))
+    with _LOCK:
+        compiled = _PROGRAMS.get(key)
+        if compiled is None:
+            compiled = _PROGRAMS[key] = jax.jit(program, in_shardings=on_device,
+                                                out_shardings=on_device,
+                                                compiler_options=options)
+    return compiled
+
+
+def traces():
+    """How many bucket programs have been traced (compiled)."""
+    return _TRACES[0]
+
+
+def clear():
+    """Forget every bucket program and call count."""
+    with _LOCK:
+        _PROGRAMS.clear()
+        _USES.clear()
+        _TRACES[0] = 0
