@@ -83,6 +83,12 @@ def torch_step(x, y):
     return lambda: step(xs, ys)
 
 
+# Steps run before timing: past arraykit's size-bucket tier, whose small element-wise
+# kernels (biases, the loss) compile their exact programs at their 33rd call
+# (arraykit.kernels.size_buckets.EXACT_AFTER).
+WARM_STEPS = 40
+
+
 def call_overhead(number=2000):
     """µs per call of a cached jitted ``t + 1`` on 16 float32: arraykit.jit vs jax.jit."""
     t = ak.ones(16)
@@ -120,7 +126,7 @@ def main():
         start = time.perf_counter()
         run()
         first[name] = time.perf_counter() - start
-        for _ in range(3):
+        for _ in range(WARM_STEPS):
             run()
     times = {name: [] for name in runs}
     for _ in range(args.repeats):  # libraries take turns, so a slow spell hits all of them

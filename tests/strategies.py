@@ -167,20 +167,23 @@ _LAYOUT_MAKERS = {
 }
 
 
-def make_view(target, kind):
-    """An arraykit tensor with ``target``'s values laid out according to ``kind``."""
+def make_view(target, kind, device=None):
+    """An arraykit tensor with ``target``'s values laid out according to ``kind``, on
+    ``device`` (default: the default device)."""
+    def put(values):
+        return ak.asarray(values, device=device)
+
     if kind == "transposed" and target.ndim >= 2:
-        base = ak.asarray(np.ascontiguousarray(np.swapaxes(target, -1, -2)))
-        return base.mT
+        return put(np.ascontiguousarray(np.swapaxes(target, -1, -2))).mT
     if kind == "stepped" and target.ndim >= 1:
         big = np.zeros((2 * target.shape[0] + 1,) + target.shape[1:], dtype=target.dtype)
         big[1::2] = target
-        return ak.asarray(big)[1::2]
+        return put(big)[1::2]
     if kind == "flipped" and target.ndim >= 1:
-        return ak.asarray(np.ascontiguousarray(target[::-1])).flip(0)
+        return put(np.ascontiguousarray(target[::-1])).flip(0)
     if kind == "broadcast" and target.ndim >= 1 and target.shape[0] >= 1 and (target == target[:1]).all():
-        return ak.asarray(np.ascontiguousarray(target[:1])).expand(target.shape)
-    return ak.asarray(target)
+        return put(np.ascontiguousarray(target[:1])).expand(target.shape)
+    return put(target)
 
 
 @st.composite

@@ -323,7 +323,8 @@ def test_module_and_optimizer_step_over_a_mesh_match_one_device():
     an error naming model.to."""
     tests = os.path.dirname(os.path.abspath(__file__))  # for the shared training step
     path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=path)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
+               PYTHONPATH=path)
     done = subprocess.run([sys.executable, "-c", SHARDED_MODULE_STEP], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -406,7 +407,8 @@ def test_copied_parameters_finds_the_copies_xla_inserts_for_donated_inputs():
 
     from arraykit.jit import _copied_parameters
 
-    w, x = jnp.ones((64, 64)), jnp.ones((8, 64))
+    cpu = jax.devices("cpu")[0]  # the CPU compiler's HLO (a GPU's fuses copies differently)
+    w, x = jax.device_put(jnp.ones((64, 64)), cpu), jax.device_put(jnp.ones((8, 64)), cpu)
     # w is donated and read by two unordered consumers: XLA copies it first
     both = jax.jit(lambda w, x: (w * 2, x @ w), donate_argnums=0).lower(w, x).compile()
     assert _copied_parameters(both.as_text()) == {0}
@@ -441,13 +443,14 @@ def test_a_jitted_step_donates_no_input_that_xla_would_copy():
 def test_large_outputs_of_a_jitted_step_reuse_pooled_buffers_and_match_eager():
     from arraykit import nn, optim
 
-    rng = np.random.default_rng(3)
-    xs = ak.asarray(rng.standard_normal((16, 1024)).astype(np.float32))
-    ys = ak.asarray(rng.integers(0, 8, 16))
+    rng = np.random.default_rng(3)  # the buffer pool serves CPU storages
+    xs = ak.asarray(rng.standard_normal((16, 1024)).astype(np.float32), device="cpu")
+    ys = ak.asarray(rng.integers(0, 8, 16), device="cpu")
 
     def make():
         ak.manual_seed(0)
         model = nn.Sequential(nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, 8))  # 2 MiB weight
+        model.to("cpu")
         return model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
     eager_model, eager_opt = make()
@@ -491,12 +494,13 @@ def test_a_donated_argument_counts_as_overwritten_for_a_later_backward():
 def test_no_pooled_buffer_becomes_a_constant_of_a_traced_program():
     from arraykit.core import buffer_pool
 
-    w = ak.ones((512, 512))  # 1 MiB
+    w = ak.ones((512, 512), device="cpu")  # 1 MiB; the buffer pool serves CPU storages
     spare = w * 2  # compiles w * 2 eagerly; its buffer goes to the pool when dropped
     del spare
     assert buffer_pool.held_bytes() > 0
     f = ak.jit(lambda x: w * 2 + x)
-    np.testing.assert_array_equal(f(ak.ones((512, 512))).numpy()[:2, :2], [[3, 3], [3, 3]])
+    np.testing.assert_array_equal(f(ak.ones((512, 512), device="cpu")).numpy()[:2, :2],
+                                  [[3, 3], [3, 3]])
     (entry,) = f._entries.values()
     baked = [value.shape for kind, value in entry.consts if kind == "value"]
     assert (512, 512) not in baked  # only w's storage, read at call time, and scalars

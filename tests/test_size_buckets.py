@@ -62,10 +62,31 @@ def _both_tiers(monkeypatch, call):
     return bucketed, exact
 
 
+# With the classic element emitters (jaxlib 0.10's small-kernel options) a program
+# computes each element by the same code whatever the shape; a compiler without that
+# option (jaxlib 0.11) may vectorize a transcendental differently per shape.
+CLASSIC_EMITTERS = (launch.fast_compile_options() or {}).get("xla_cpu_use_fusion_emitters") is False
+
+
 def _same_bits(a, b):
+    """Bit for bit; floating values within two units of their precision when the compiler
+    may vectorize per shape (see CLASSIC_EMITTERS)."""
     assert a.dtype == b.dtype and a.shape == b.shape
-    np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8),
-                                  np.ascontiguousarray(b).view(np.uint8))
+    if CLASSIC_EMITTERS or a.dtype.kind not in "fcV":
+        np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8),
+                                      np.ascontiguousarray(b).view(np.uint8))
+        return
+    if a.dtype.kind == "c":
+        _same_bits(a.real.copy(), b.real.copy())
+        _same_bits(a.imag.copy(), b.imag.copy())
+        return
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(wide_a), np.isnan(wide_b))
+    both = np.where(np.isnan(wide_a), 0.0, np.maximum(np.abs(wide_a), np.abs(wide_b)))
+    with np.errstate(invalid="ignore"):  # inf - inf
+        close = (wide_a == wide_b) | (
+            np.abs(wide_a - wide_b) <= 2 * float(jax.numpy.finfo(a.dtype).eps) * both)
+    assert (close | np.isnan(wide_a)).all(), (a[~close], b[~close])
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -132,8 +153,10 @@ def test_the_exact_kernel_is_compiled_after_exact_after_calls():
 def test_bucketed_operands_of_any_layout_match_numpy(layout):
     _fresh()
     a = _special("float64", (3, 4), seed=5)
+    if layout == "broadcast":  # make_view broadcasts only equal rows
+        a = np.broadcast_to(a[:1], a.shape).copy()
     b = _special("float64", (4,), seed=6)
-    x = make_view(a, layout).to(CPU)
+    x = make_view(a, layout, device=CPU)
     got = ak.where(x > 0, x * b, ak.abs(x) - 1.5)
     with np.errstate(all="ignore"):
         want = np.where(a > 0, a * b, np.abs(a) - 1.5)

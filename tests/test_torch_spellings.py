@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import arraykit as ak
+from arraykit.core import deferred_checks
 
 SETTINGS = settings(max_examples=30, deadline=None)
 
@@ -486,7 +487,10 @@ def test_type_names_and_properties():
         assert (x.nbytes, x.itemsize, x.element_size()) == (t.nbytes, t.itemsize, t.element_size())
     t, x = pair(A)
     assert x[:, ::2].nbytes == t[:, ::2].nbytes and x.numel() == t.numel()
-    assert (x.is_cpu, x.is_cuda) == (t.is_cpu, t.is_cuda) == (True, False)
+    on_gpu = x.device.platform == "gpu"
+    assert (x.is_cpu, x.is_cuda) == (not on_gpu, on_gpu)
+    cpu = ak.asarray(A, device="cpu")
+    assert (cpu.is_cpu, cpu.is_cuda) == (t.is_cpu, t.is_cuda) == (True, False)
     assert x.shape == tuple(t.size()) and x.shape[1] == t.size(1)
     assert x.size == t.numel()  # the standard's attribute; PyTorch's size() is x.shape
 
@@ -687,6 +691,7 @@ def test_indexing_errors(name):
         INDEXING_ERRORS[name](torch, t)
     with pytest.raises((IndexError, TypeError, ValueError)) as info:
         INDEXING_ERRORS[name](ak, x)
+        deferred_checks.report()  # a GPU reports a failed index check at the next read
     assert str(info.value)
     same(x, t)
 
@@ -695,10 +700,13 @@ def test_index_errors_name_the_index():
     x = ak.asarray(A)
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with size 3"):
         x.index_select(1, ak.tensor([0, 3]))
+        deferred_checks.report()
     with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 0 with size 2"):
         x.gather(0, ak.tensor([[-1, 0, 0]]))
+        deferred_checks.report()
     with pytest.raises(IndexError, match="index 6 is out of range for a tensor of 6 elements"):
         x.clone().put_(ak.tensor([6]), ak.ones(1))
+        deferred_checks.report()
     with pytest.raises(TypeError, match="float32"):
         x.scatter(1, ak.tensor([[0]]), ak.ones(1, 1, dtype=ak.float64))
 

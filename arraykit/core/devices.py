@@ -232,11 +232,15 @@ def host_to_device(arr, device, copy=True):
     ``copy=True`` guarantees a private buffer: ``jax.device_put`` aliases
     64-byte-aligned host memory on CPU (a later change of ``arr`` would show
     through), so aligned arrays are first copied on the host and the copy is what
-    JAX aliases. ``copy=False`` asks for an alias and returns ``(buffer, aliased)``.
+    JAX aliases. To another device JAX may still be reading ``arr`` after it
+    returns (jax 0.11 on a GPU), so it is handed a host copy too. ``copy=False``
+    asks for an alias and returns ``(buffer, aliased)``.
     """
     if isinstance(device, Placement):  # shards may alias host memory: hand JAX a copy
         buf = jax.device_put(arr.copy() if copy else arr, device.sharding)
         return buf if copy else (buf, False)
+    if copy and device.platform != "cpu":
+        return jax.device_put(arr.copy(), jax_target(device))
     cpu = device.platform == "cpu" and arr.size > 0
     private = copy and cpu and arr.ctypes.data % _ALIGN == 0
     if private:

@@ -15,7 +15,7 @@ Under a JAX trace (``arraykit.jit``, ``jax.jit``) offsets always stay static: th
 kernel is inlined into the outer program, nothing is compiled per offset, and XLA
 turns reads at known offsets into slices it can fuse.
 
-Compilation, not execution, dominates small eager kernels on the CPU (about 12 ms
+Compilation, not execution, dominates small eager kernels on the CPU (milliseconds
 per new shape against microseconds per call). The first calls of a small
 element-wise kernel on the CPU are therefore served by a program compiled once per
 size bucket (:mod:`.size_buckets`), and its exact kernel is compiled only once it
@@ -127,7 +127,7 @@ class _Compiled:
     compiled with the same ``options``.
     """
 
-    __slots__ = ("call", "donating", "nested", "layouts", "dtypes", "flags", "kernel", "forwards",
+    __slots__ = ("call", "donating", "_nested", "layouts", "dtypes", "flags", "kernel", "forwards",
                  "options", "results", "pooled", "into")
 
     def __init__(self):
@@ -139,10 +139,20 @@ class _Compiled:
         self.forwards = {}
         self.call = None
         self.donating = None
-        self.nested = None
+        self._nested = None
         self.layouts = None
         self.dtypes = None
         self.flags = None
+
+
+    @property
+    def nested(self):
+        """The plain ``jax.jit`` of ``kernel``, built when first called inside a trace
+        (each jitted wrapper keeps its own traces alive: most kernels never need it)."""
+        nested = self._nested
+        if nested is None:
+            nested = self._nested = jax.jit(self.kernel)
+        return nested
 
 
 def fast_compile_options():
@@ -593,7 +603,6 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform, dynamic=Tru
         options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
         entry.options = options
         entry.kernel = kernel
-        entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
 
     return _lookup(key, build)
@@ -782,7 +791,6 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
                                   target.device.platform)
         entry.options = options
         entry.kernel = kernel
-        entry.nested = jax.jit(kernel)
         entry.call = jax.jit(kernel, compiler_options=options)
         entry.donating = jax.jit(kernel, donate_argnums=0, compiler_options=options)
 

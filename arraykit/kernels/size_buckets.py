@@ -1,6 +1,6 @@
 """Small element-wise CPU kernels served by programs compiled per size bucket.
 
-Compiling, not running, is what a new small shape costs on the CPU (about 12 ms for
+Compiling, not running, is what a new small shape costs on the CPU (milliseconds for
 a kernel that then runs in microseconds), and code that meets many shapes a few
 times each (property tests, ``x[start:end]`` for data-dependent bounds, a loop over
 ragged rows) pays it for every shape and every operation. An element-wise body does
@@ -14,8 +14,11 @@ exact shape. From the next call on, the launcher compiles exact kernels as it
 always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
 which read the operands through their layouts with no host copy.
 
-Both programs are compiled with the launcher's small-kernel options and compute
-every element alone, so they give the same values. Only bodies marked element-wise
+Both programs are compiled with the launcher's small-kernel options. With jaxlib
+0.10's (the classic element emitters) every element is computed by the same code
+whatever the shape, so they give the same bits; a compiler without that option
+(jaxlib 0.11) may vectorize a transcendental function differently per shape, and the
+last unit of precision can then differ, as between NumPy's SIMD and scalar loops. Only bodies marked element-wise
 (:func:`.bodies.elementwise`) on one CPU device take this path, outside traces and
 autograd recording; the host copies wait for the operands' values, as reading any
 value does.
