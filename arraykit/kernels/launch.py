@@ -71,7 +71,7 @@ FAST_COMPILE_WANTED = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimi
 _FAST_COMPILE_ACCEPTED = []
 _OFFSETS_SEEN = {}
 _DYNAMIC = set()
-_STATIC = "static offsets"  # ends the key of a kernel built under a trace (see _apply_entry)
+_STATIC = "static offsets"  # ends the key of a kernel built under a trace (see _cache_key)
 
 
 def register_tensor_type(cls):
@@ -143,7 +143,6 @@ class _Compiled:
         self.layouts = None
         self.dtypes = None
         self.flags = None
-
 
     @property
     def nested(self):
@@ -380,11 +379,19 @@ def _apply(fn, operands, static, device, multiple):
     _pin_to(device, bufs)
     entry = _KERNELS.get(key)
     if entry is None or entry.flags is not None and not trace_state_clean():
-        if not tracked and S._trace is None:
-            shape = _bucket_shape(key, fn, operands, layouts, bufs, device)
-            if shape is not None and size_buckets.wants(_geometry_key(key, layouts)):
-                return _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape, device)
-        entry = _apply_entry(key, fn, static, multiple, layouts, bufs, device.platform)
+        traced = not trace_state_clean()
+        cache_key = _cache_key(key, layouts, traced)
+        entry = _KERNELS.get(cache_key)
+        if entry is not None:
+            _STATS.hits += 1
+        else:  # nothing compiled for these layouts at any offset
+            if not (tracked or traced or S._trace is not None):
+                shape = _bucket_shape(fn, operands, layouts, bufs, device)
+                if shape is not None and size_buckets.wants(_geometry_key(key, layouts)):
+                    return _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape,
+                                         device)
+            entry = _build_apply(cache_key, fn, static, multiple, layouts, bufs,
+                                 device.platform, dynamic=not traced)
     else:
         _STATS.hits += 1
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
@@ -401,35 +408,28 @@ def _apply(fn, operands, static, device, multiple):
     return _outputs(entry, outs, device, multiple)
 
 
-def _bucket_shape(key, fn, operands, layouts, bufs, device):
-    """The result shape of a kernel :mod:`.size_buckets` may serve instead of compiling
-    one for ``key`` now, or None: an element-wise ``fn`` on one CPU device, outside any
-    trace, over operands read from their own storages, with a small result, and no
-    kernel compiled yet for these layouts at any offset (see :func:`_apply_entry`)."""
-    if not size_buckets.serves(fn, device) or not trace_state_clean():
+def _bucket_shape(fn, operands, layouts, bufs, device):
+    """The result shape of a kernel :mod:`.size_buckets` may serve, or None: an
+    element-wise ``fn`` on one CPU device over operands read from their own storages,
+    with a small result."""
+    if not size_buckets.serves(fn, device):
         return None
     shapes = []
     for x, layout, buf in zip(operands, layouts, bufs):
         if layout is not None:
-            if buf is not x._storage._buffer or isinstance(buf, jax.core.Tracer):
+            if buf is not x._storage._buffer:  # a private copy of NumPy memory
                 return None
             shapes.append(layout.shape)
     if not shapes:
         return None
     shape = L.broadcast_shapes(*shapes)
-    if math.prod(shape) > SMALL_KERNEL_ELEMENTS:
-        return None
-    if any(lay is not None and lay.geometry in _DYNAMIC for lay in layouts) and (
-            _dynamic_key(key, layouts) in _KERNELS):
-        return None
-    return shape
+    return shape if math.prod(shape) <= SMALL_KERNEL_ELEMENTS else None
 
 
 def _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape, device):
     """Results of ``fn`` through its size-bucket program (see :mod:`.size_buckets`),
     the operands read on the host under their storages' locks."""
-    tensors = [x for x, lay in zip(operands, layouts) if lay is not None]
-    with Locks([x._storage for x in tensors]):
+    with Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
         values = [
             (x._storage.host_array(lay), True) if lay is not None else (np.asarray(b), False)
             for x, lay, b in zip(operands, layouts, bufs)
@@ -500,38 +500,29 @@ def _outputs(entry, outs, device, multiple):
     ]
 
 
-def _apply_entry(key, fn, static, multiple, layouts, bufs, platform):
-    """The kernel for a key :func:`apply` did not find: the same kernel with the
-    operands whose geometry went dynamic keyed by geometry (one kernel for every
-    offset), or a new one. Under a JAX trace (``arraykit.jit``, ``jax.jit``) offsets
-    stay static: the kernel is inlined into the outer program, where nothing is
-    compiled per offset, and XLA simplifies reads at known offsets (three views
-    of one buffer, ``q, k, v = qkv.split(...)``, become slices of it)."""
-    if not trace_state_clean():
-        return _build_apply(key + (_STATIC,), fn, static, multiple, layouts, bufs, platform,
-                            dynamic=False)
-    dynamic_key = _dynamic_key(key, layouts)
-    entry = _KERNELS.get(dynamic_key)
-    if entry is not None:
-        _STATS.hits += 1
-        return entry
-    return _build_apply(dynamic_key, fn, static, multiple, layouts, bufs, platform)
-
-
-def _dynamic_key(key, layouts):
-    """``key`` with the layouts whose geometry went dynamic replaced by that geometry."""
-    dynamic_key = key[:3]
-    for k, layout in enumerate(layouts):
-        dynamic_key += (_layout_key(layout) if layout is not None else None, key[4 + 2 * k])
-    return dynamic_key
+def _cache_key(key, layouts, traced):
+    """The key :func:`apply`'s kernel for ``key`` is cached under. Under a JAX trace
+    (``arraykit.jit``, ``jax.jit``) offsets stay static: the kernel is inlined into the
+    outer program, where nothing is compiled per offset, and XLA simplifies reads at
+    known offsets (three views of one buffer, ``q, k, v = qkv.split(...)``, become
+    slices of it). Otherwise the operands whose geometry went dynamic are keyed by
+    geometry: one kernel for every offset."""
+    if traced:
+        return key + (_STATIC,)
+    return _replace_layouts(key, layouts, _layout_key)
 
 
 def _geometry_key(key, layouts):
     """``key`` with every layout replaced by its geometry: one key for all offsets."""
-    geometry_key = key[:3]
+    return _replace_layouts(key, layouts, lambda layout: layout.geometry)
+
+
+def _replace_layouts(key, layouts, replace):
+    """``key`` with each operand's layout replaced by ``replace(layout)``."""
+    new = key[:3]
     for k, layout in enumerate(layouts):
-        geometry_key += (layout.geometry if layout is not None else None, key[4 + 2 * k])
-    return geometry_key
+        new += (replace(layout) if layout is not None else None, key[4 + 2 * k])
+    return new
 
 
 def _static_values(static):
