@@ -174,3 +174,102 @@ def test_in_place_writes_keep_static_offsets_under_a_trace():
     assert not names & {"dynamic_slice", "dynamic_update_slice"}, names
     expected = np.repeat(np.arange(5.0)[:, None] * 2, 3, axis=1)
     np.testing.assert_array_equal(np.asarray(jax.jit(shifted)(x)), expected)
+
+
+def _doubled(a):
+    """A body of lax operations only (jax.numpy's own jitted helpers keep a cache entry
+    per shape in JAX, whatever arraykit does)."""
+    import jax.lax as lax
+
+    return lax.add(a, a)
+
+
+def _entry_for(fn):
+    return [e for k, e in launch._KERNELS.items() if k[0] is fn]
+
+
+def test_a_compiled_kernel_keeps_its_executable_and_no_traced_program():
+    import gc
+
+    import jax
+
+    from arraykit.kernels.launch import apply
+
+    def live_jaxprs():
+        gc.collect()
+        return sum(type(o).__name__ == "Jaxpr" for o in gc.get_objects())
+
+    xs = [ak.arange(float(n), device="cpu") for n in range(5000, 5040)]
+    apply(_doubled, (xs[0],))
+    before = live_jaxprs()
+    for x in xs[1:]:
+        np.testing.assert_array_equal(apply(_doubled, (x,)).numpy(), 2 * x.numpy())
+    entries = _entry_for(_doubled)
+    assert len(entries) == len(xs)
+    assert all(isinstance(e.call, jax.stages.Compiled) and e.pending is None for e in entries)
+    assert live_jaxprs() - before < 5  # was one or more per kernel with jax.jit wrappers
+
+
+def test_a_kernel_called_with_another_storage_size_or_device_falls_back_to_jit():
+    import jax
+
+    from arraykit.kernels.launch import apply
+
+    small, large = ak.arange(10.0, device="cpu"), ak.arange(30.0, device="cpu")
+    views = [small[2:5], large[2:5], small[2:5], large[2:5]]  # one layout, two storage sizes
+    for v in views:
+        np.testing.assert_array_equal(apply(_doubled, (v,)).numpy(), 2 * v.numpy())
+    layout = views[0]._layout
+    (entry,) = [e for k, e in launch._KERNELS.items()
+                if k[0] is _doubled and k[3] in (layout, layout.geometry)]
+    assert not isinstance(entry.call, jax.stages.Compiled)  # generalized to a jax.jit wrapper
+    for t in (small, large):  # in-place writes through one layout into both storages
+        for value in (1.0, 2.0):
+            t[2:5] = value
+            np.testing.assert_array_equal(t[2:5].numpy(), [value] * 3)
+    np.testing.assert_array_equal(small.numpy()[5:], np.arange(5.0, 10.0))
+    np.testing.assert_array_equal(large.numpy()[5:], np.arange(5.0, 30.0))
+
+
+ANOTHER_DEVICE = """
+import numpy as np, jax, arraykit as ak
+cpu0, cpu1 = jax.devices("cpu")
+a = ak.arange(6.0, device=cpu0)
+b = ak.arange(6.0, device=cpu1) * 3
+for _ in range(40):  # past the size buckets: an executable compiled for cpu0
+    y = a * 2.0
+z = b * 2.0  # the same kernel key, arguments on cpu1
+assert z.device == cpu1 and z._storage._buffer.devices() == {cpu1}, z.device
+np.testing.assert_array_equal(z.numpy(), np.arange(6.0) * 6)
+np.testing.assert_array_equal(y.numpy(), np.arange(6.0) * 2)
+b[1:3] = 7.0
+a[1:3] = 5.0
+np.testing.assert_array_equal(b.numpy(), [0, 7, 7, 9, 12, 15])
+np.testing.assert_array_equal(a.numpy(), [0, 5, 5, 3, 4, 5])
+print("ok")
+"""
+
+
+def test_a_kernel_compiled_for_one_cpu_device_serves_another_in_subprocess():
+    from test_interop import _run_with_two_cpus
+
+    _run_with_two_cpus(ANOTHER_DEVICE)
+
+
+def test_the_cache_forgets_the_least_recently_called_kernels_beyond_its_limit(monkeypatch):
+    from arraykit.kernels.launch import apply
+
+    monkeypatch.setattr(launch, "KERNEL_LIMIT", 8)
+    launch.cache_clear()
+    hot = ak.arange(3.0, device="cpu")
+    apply(_doubled, (hot,))
+    for n in range(4, 40):
+        x = ak.arange(float(n), device="cpu")
+        np.testing.assert_array_equal(apply(_doubled, (x,)).numpy(), 2 * np.arange(n))
+        np.testing.assert_array_equal(apply(_doubled, (hot,)).numpy(), [0, 2, 4])
+        assert ak.cache_info()["size"] <= 8
+    info = ak.cache_info()
+    assert info["misses"] == 37  # the hot kernel survived every eviction: one compile
+    cold = ak.arange(4.0, device="cpu")  # forgotten long ago: compiled again, same values
+    np.testing.assert_array_equal(apply(_doubled, (cold,)).numpy(), [0, 2, 4, 6])
+    assert ak.cache_info()["misses"] == 38

@@ -1,8 +1,9 @@
 """Creation functions of the array API (asarray, zeros, arange, linspace, eye, ...).
 
-Values are computed on the target device by cached jitted kernels; only data the
-user hands in from the host (NumPy arrays, nested sequences, buffers) is converted
-on the host and then transferred. Every function takes ``device=`` (a JAX device or
+Values are computed on the target device by cached jitted kernels, except small
+results on the CPU, which NumPy computes on the host from the same bodies (no
+compile per new shape); data the user hands in from the host (NumPy arrays, nested
+sequences, buffers) is converted on the host and then transferred. Every function takes ``device=`` (a JAX device or
 a string such as ``"cpu"`` or ``"cuda:1"``).
 
 Copy semantics of :func:`asarray` and :func:`from_dlpack`:
@@ -42,9 +43,10 @@ from ..core import layout as L
 from ..core import x64
 from ..core.devices import (
     Placement, as_device, check_same_device, default_device, host_to_device, import_dlpack,
-    import_host, jax_target, sharding_of,
+    import_host, jax_target, one_cpu, sharding_of,
 )
 from ..core.storage import Storage
+from ..core.jax_compat import trace_state_clean
 from ..kernels.launch import apply, call_or_nested, compile_options
 from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
@@ -108,17 +110,29 @@ def _wrap(buf, layout, dtype, device, shared=False, exported=False):
 # ---------------------------------------------------------------------- kernels
 
 _CREATE = {}
+HOST_ELEMENTS = 4096
 
 
 @x64.scoped
-def _launch(fn, static, device, *args):
-    """Run ``fn(*args, *static)`` as a cached kernel placed on ``device``."""
+def _launch(fn, static, device, numel, *args):
+    """``fn(xp, *args, *static)`` (``numel`` elements) as a new buffer on ``device``.
+
+    Bodies are written once against an array namespace ``xp``. Outside traces, a
+    result of at most ``HOST_ELEMENTS`` elements on one CPU device is computed by
+    NumPy on the host and transferred: no compilation per new shape, which costs
+    milliseconds and keeps a jitted kernel alive for each. Otherwise ``fn`` with
+    ``jax.numpy`` runs as a cached kernel placed on ``device``.
+    """
+    if numel <= HOST_ELEMENTS and one_cpu(device) and trace_state_clean():
+        with np.errstate(all="ignore"):  # JAX's kernels overflow and cast silently too
+            values = np.asarray(fn(np, *args, *static), order="C")  # 0-d stays 0-d
+        return jax.device_put(values, device)  # a private array: JAX may alias it
     key = (fn, static, device)
     kernels = _CREATE.get(key)
     if kernels is None:
 
         def body(*a):
-            return fn(*a, *static)
+            return fn(jnp, *a, *static)
 
         placed = sharding_of(device)
         options = compile_options(body, args, device.platform)
@@ -129,21 +143,21 @@ def _launch(fn, static, device, *args):
     return call_or_nested(*kernels, *args)
 
 
-def _const(shape, value, np_dtype):
+def _const(xp, shape, value, np_dtype):
     """A constant compiled into the kernel (zeros, ones), of ``shape``."""
-    return jnp.full(shape, value, dtype=np_dtype)
+    return xp.full(shape, value, dtype=np_dtype)
 
 
-def _fill(value, shape, np_dtype):
+def _fill(xp, value, shape, np_dtype):
     """A run-time ``value`` (one kernel for every fill value), of ``shape``."""
-    return jnp.full(shape, value, dtype=np_dtype)
+    return xp.full(shape, value, dtype=np_dtype)
 
 
 def _filled(shape, value, dtype, device):
     """A new tensor of ``shape`` holding the constant ``value`` (0 or 1) of ``dtype``."""
     shape = _shape(shape)
     device = as_device(device)
-    buf = _launch(_const, (shape, value, dtype.np), device)
+    buf = _launch(_const, (shape, value, dtype.np), device, math.prod(shape))
     return _wrap(buf, L.contiguous(shape), dtype, device)
 
 
@@ -228,7 +242,7 @@ def full(shape, fill_value, *, dtype=None, device=None, requires_grad=False, out
     shape = _shape(shape)
     device = as_device(device)
     value = _scalar_of(fill_value, dtype, "full")
-    buf = _launch(_fill, (shape, dtype.np), device, value)
+    buf = _launch(_fill, (shape, dtype.np), device, math.prod(shape), value)
     return _grad(_wrap(buf, L.contiguous(shape), dtype, device), requires_grad)
 
 
@@ -277,11 +291,10 @@ def full_like(x=None, /, fill_value=None, *, dtype=None, device=None, requires_g
 # ---------------------------------------------------------------------- ranges
 
 
-def _arange_body(start, delta, second, n, compute, out):
-    values = start + lax.iota(compute, n) * delta
-    if n > 1:
-        values = values.at[1].set(second)
-    return values.astype(out)
+def _arange_body(xp, start, delta, second, n, compute, out):
+    index = xp.arange(n)
+    values = start + index.astype(compute) * delta
+    return xp.where(index == 1, second, values).astype(out)
 
 
 def _int_scalar(value, np_dtype):
@@ -330,28 +343,40 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_gra
     if compute.kind == "f":
         first, second = compute.type(start), compute.type(second)
         delta = second - first
+        if compute.itemsize < 4:  # half precision: computed in float32, rounded once
+            compute = np.dtype(np.float32)
+            first, second, delta = compute.type(first), compute.type(second), compute.type(delta)
     else:
         first, second = compute.type(int(start)), compute.type(int(second))
         delta = _int_scalar(int(second) - int(first), compute)
     device = as_device(device)
-    buf = _launch(_arange_body, (n, compute, dtype.np), device, first, delta, second)
+    buf = _launch(_arange_body, (n, compute, dtype.np), device, n, first, delta, second)
     return _grad(_wrap(buf, L.contiguous((n,)), dtype, device), requires_grad)
 
 
-def _linspace_body(start, stop, num, endpoint, out):
+def _rounded(xp, values):
+    """``values`` rounded to their dtype before the next operation, as NumPy computes
+    them (XLA would fuse a product and the sum after it into one multiply-add)."""
+    return values if xp is np else lax.optimization_barrier(values)
+
+
+def _linspace_body(xp, start, stop, divisor, num, endpoint, out):
+    # ``divisor`` (num - 1, or num without the endpoint) is a run-time value: XLA would
+    # turn a division by a constant into a product with its rounded reciprocal
     div = num - 1 if endpoint else num
-    y = lax.iota(start.dtype, num)
+    index = xp.arange(num)
+    y = index.astype(start.dtype)
     delta = stop - start
     if div > 0:
-        step = delta / div
-        y = jnp.where(step == 0, y / div * delta, y * step)
+        step = delta / divisor
+        y = xp.where(step == 0, y / divisor * delta, y * step)
     else:
         y = y * delta
-    y = y + start
+    y = _rounded(xp, y) + start
     if endpoint and num > 1:
-        y = y.at[-1].set(stop)
+        y = xp.where(index == num - 1, stop, y)
     if np.dtype(out).kind in "iu":
-        y = jnp.floor(y)
+        y = xp.floor(y)
     return y.astype(out)
 
 
@@ -386,14 +411,14 @@ def linspace(start, stop, /, num=None, *, dtype=None, device=None, endpoint=True
     compute = np.dtype(np.complex128 if dtype.kind == "complex" else np.float64)
     device = as_device(device)
     buf = _launch(
-        _linspace_body, (num, bool(endpoint), dtype.np), device,
-        compute.type(start), compute.type(stop),
+        _linspace_body, (num, bool(endpoint), dtype.np), device, num,
+        compute.type(start), compute.type(stop), np.float64(num - 1 if endpoint else num),
     )
     return _grad(_wrap(buf, L.contiguous((num,)), dtype, device), requires_grad)
 
 
-def _eye_body(n_rows, n_cols, k, np_dtype):
-    return jnp.eye(n_rows, n_cols, k=k, dtype=np_dtype)
+def _eye_body(xp, n_rows, n_cols, k, np_dtype):
+    return (xp.arange(n_rows)[:, None] + k == xp.arange(n_cols)).astype(np_dtype)
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=False,
@@ -410,7 +435,8 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, requires_grad=F
         raise ValueError(f"eye: negative dimensions are not allowed, got ({n_rows}, {n_cols})")
     dtype = _dtype_or(dtype, D.DEFAULT_FLOAT)
     device = as_device(device)
-    buf = _launch(_eye_body, (n_rows, n_cols, k, dtype.np), device)
+    k = max(-n_rows, min(k, n_cols))  # every diagonal past the edges is empty alike
+    buf = _launch(_eye_body, (n_rows, n_cols, k, dtype.np), device, n_rows * n_cols)
     return _grad(_wrap(buf, L.contiguous((n_rows, n_cols)), dtype, device), requires_grad)
 
 

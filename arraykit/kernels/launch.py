@@ -5,8 +5,10 @@ compiled program reads each operand straight from its storage through its layout
 (see :mod:`.strided`), computes, and returns new flat buffers: one XLA computation
 per operation. :func:`apply_inplace` does the same and writes the result back
 through a target layout with a donating update. Kernels are cached by
-(function, static arguments, operand layouts and dtypes); :func:`cache_info`
-reports cache hits, misses and the number of traces (compilations).
+(function, static arguments, operand layouts and dtypes), at most
+``KERNEL_LIMIT`` of them (the least recently called are forgotten first, see
+:func:`_evict`); :func:`cache_info` reports cache hits, misses and the number of
+traces (compilations).
 
 Offsets start out static (part of the key). Once one shape-and-strides has been
 compiled at ``DYNAMIC_AFTER`` different offsets (a loop over ``x[i]``), its
@@ -66,6 +68,7 @@ _x64_on = x64._swap
 _x64_restore = x64._restore
 _RECORDER = []
 DYNAMIC_AFTER = 3
+KERNEL_LIMIT = 2048
 SMALL_KERNEL_ELEMENTS = 4096
 FAST_COMPILE_WANTED = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 _FAST_COMPILE_ACCEPTED = []
@@ -118,23 +121,34 @@ def cache_clear():
 
 
 class _Compiled:
-    """A jitted kernel plus the output layouts and dtypes recorded when traced.
+    """A kernel's executables plus the output layouts and dtypes recorded when traced.
 
-    ``call`` and ``donating`` run eagerly (possibly with :func:`fast_compile_options`);
-    ``nested`` is the plain ``jax.jit`` used inside an outer JAX trace, where
-    compiler options are not allowed. ``kernel`` is the traced function itself and
-    ``forwards`` autograd's forward-with-VJP versions of it, per differentiated set,
-    compiled with the same ``options``.
+    ``make_kernel()`` builds the traced function (a new one each time: see
+    :attr:`kernel`). ``call``, ``donating`` (the old buffer donated, for in-place
+    writes) and ``into`` (writing into a recycled buffer) run eagerly, compiled with
+    ``options`` (:func:`fast_compile_options` or None): each starts as a stand-in
+    whose first eager call compiles the kernel ahead of time for the arguments it gets
+    and puts the executable in its place (:func:`_compiling`). An executable keeps no
+    traced program alive, where a ``jax.jit`` wrapper keeps its kernel's jaxpr and
+    JAX's caches keep hundreds of objects per kernel, all of which every full garbage
+    collection walks; a process that has met thousands of shapes then pauses for a
+    second at a time. A call with other argument types (another device, a storage of
+    another size with the same layout) swaps in a ``jax.jit`` wrapper for good
+    (:meth:`generalize`). ``nested`` is the plain ``jax.jit`` used inside an outer JAX
+    trace, where compiler options are not allowed; ``forwards`` autograd's
+    forward-with-VJP versions of the kernel, per differentiated set.
     """
 
-    __slots__ = ("call", "donating", "_nested", "layouts", "dtypes", "flags", "kernel", "forwards",
-                 "options", "results", "pooled", "into")
+    __slots__ = ("call", "donating", "_nested", "layouts", "dtypes", "flags", "make_kernel",
+                 "pending", "forwards", "options", "results", "pooled", "into", "used")
 
     def __init__(self):
+        self.used = False  # called since the last eviction (see _evict)
+        self.pending = None  # the kernel traced at build time, until the first compile
         self.results = None
         self.pooled = False  # one output, large enough for a recycled buffer (buffer_pool)
         self.into = None
-        self.kernel = None
+        self.make_kernel = None
         self.options = None
         self.forwards = {}
         self.call = None
@@ -145,13 +159,60 @@ class _Compiled:
         self.flags = None
 
     @property
+    def kernel(self):
+        """A new instance of the traced function: JAX caches what it traced per
+        function object, so only what is kept (``nested``, ``forwards``) keeps that."""
+        return self.make_kernel()
+
+    @property
     def nested(self):
-        """The plain ``jax.jit`` of ``kernel``, built when first called inside a trace
-        (each jitted wrapper keeps its own traces alive: most kernels never need it)."""
+        """The plain ``jax.jit`` of the kernel, built when first called inside a trace."""
         nested = self._nested
         if nested is None:
             nested = self._nested = jax.jit(self.kernel)
         return nested
+
+    def generalize(self, slot):
+        """Replace the executable in ``slot`` (``"call"``, ``"donating"``, ``"into"``)
+        by a ``jax.jit`` wrapper, which compiles for every argument signature, and
+        return it. A wrapper already there is returned as it is."""
+        current = getattr(self, slot)
+        if not isinstance(current, jax.stages.Compiled):
+            return current
+        wrapper = jax.jit(_SLOT_KERNELS[slot](self.kernel), compiler_options=self.options,
+                          **_SLOT_OPTIONS[slot])
+        setattr(self, slot, wrapper)
+        return wrapper
+
+
+def _recycling_kernel(kernel):
+    """``kernel`` taking the recycled output buffer first (donated, unused)."""
+    return lambda out, offsets, *bufs: kernel(offsets, *bufs)
+
+
+_SLOT_OPTIONS = {"call": {}, "donating": {"donate_argnums": 0},
+                 "into": {"donate_argnums": 0, "keep_unused": True}}
+_SLOT_KERNELS = {"call": lambda k: k, "donating": lambda k: k, "into": _recycling_kernel}
+
+
+def _compiling(entry, slot):
+    """The stand-in for ``entry``'s executable in ``slot``: its first eager call
+    compiles the kernel ahead of time for its arguments (``entry.pending``, traced
+    when the entry was built, the first time; else a new one), stores the executable
+    in the slot and runs it. Inside an outer JAX trace it runs ``entry.nested``."""
+
+    def first_call(*args):
+        if not trace_state_clean():
+            return entry.nested(*args)
+        kernel = entry.pending or entry.kernel
+        entry.pending = None
+        jitted = jax.jit(_SLOT_KERNELS[slot](kernel), compiler_options=entry.options,
+                         **_SLOT_OPTIONS[slot])
+        compiled = jitted.trace(*args).lower().compile()
+        setattr(entry, slot, compiled)
+        return compiled(*args)
+
+    return first_call
 
 
 def fast_compile_options():
@@ -198,10 +259,11 @@ def compile_options(kernel, args, platform, in_sizes=()):
 
 def call_or_nested(call, nested, *args):
     """``call(*args)``; inside an outer JAX trace, which refuses a kernel compiled
-    with options (ValueError), ``nested(*args)``. Eager calls pay no check."""
+    with options (ValueError) or ahead of time (TypeError), ``nested(*args)``. Eager
+    calls pay no check."""
     try:
         return call(*args)
-    except ValueError:
+    except (TypeError, ValueError):
         if trace_state_clean():
             raise
         return nested(*args)
@@ -211,17 +273,45 @@ def _lookup(key, build):
     entry = _KERNELS.get(key)
     if entry is not None:
         _STATS.hits += 1
+        entry.used = True
         return entry
     with _BUILD_LOCK:
         entry = _KERNELS.get(key)
         if entry is None:
             _STATS.misses += 1
+            if len(_KERNELS) >= KERNEL_LIMIT:
+                _evict()
             entry = _Compiled()
             build(entry)
             _KERNELS[key] = entry
         else:
             _STATS.hits += 1
+            entry.used = True
     return entry
+
+
+def _evict():
+    """Forget kernels until a quarter of ``KERNEL_LIMIT`` is free (the caller holds
+    ``_BUILD_LOCK``): those not called since the last eviction first, oldest first
+    (each survivor's mark is cleared: a second chance), then the oldest.
+
+    A process that meets new shapes all the time (variable-length batches, property
+    tests) would otherwise keep every kernel, with its executable and the objects
+    each full garbage collection walks, for ever. A kernel forgotten and needed again
+    is compiled again; ``cache_info()["size"]`` stays at most ``KERNEL_LIMIT``.
+    """
+    target = KERNEL_LIMIT - max(1, KERNEL_LIMIT // 4)
+    keys = list(_KERNELS)
+    for key in keys:
+        entry = _KERNELS[key]
+        if entry.used:
+            entry.used = False
+        else:
+            del _KERNELS[key]
+            if len(_KERNELS) <= target:
+                return
+    for key in list(_KERNELS)[: len(_KERNELS) - target]:
+        del _KERNELS[key]
 
 
 class Locks:
@@ -324,11 +414,12 @@ def apply(fn, operands, static=(), device=None, multiple=False):
         if entry is None or entry.flags is not None or S._trace is not None or first is None:
             return _apply(fn, operands, static, device, multiple)
         _STATS.hits += 1
+        entry.used = True
         if device is None:
             device = first.device
         try:
             outs = _call_recycling(entry, None, bufs, device) if entry.pooled else entry.call(None, *bufs)
-        except (RuntimeError, ValueError) as error:
+        except (RuntimeError, TypeError, ValueError) as error:
             layouts = [x._layout if isinstance(x, _Tensor) else None for x in operands]
             outs = _call_again(entry, None, operands, layouts, bufs, error)
         if multiple:
@@ -384,6 +475,7 @@ def _apply(fn, operands, static, device, multiple):
         entry = _KERNELS.get(cache_key)
         if entry is not None:
             _STATS.hits += 1
+            entry.used = True
         else:  # nothing compiled for these layouts at any offset
             if not (tracked or traced or S._trace is not None):
                 shape = _bucket_shape(fn, operands, layouts, bufs, device)
@@ -394,6 +486,7 @@ def _apply(fn, operands, static, device, multiple):
                                  device.platform, dynamic=not traced)
     else:
         _STATS.hits += 1
+        entry.used = True
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
     if S._trace is not None:
         S._trace.read(operands)
@@ -401,9 +494,11 @@ def _apply(fn, operands, static, device, multiple):
         made = _RECORDER[0].apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)
         if made is not None:
             return made
+    if not trace_state_clean():  # an executable would run now, with constants, not in the trace
+        return _outputs(entry, entry.nested(offsets, *bufs), device, multiple)
     try:
         outs = _call_recycling(entry, offsets, bufs, device) if entry.pooled else entry.call(offsets, *bufs)
-    except (RuntimeError, ValueError) as error:
+    except (RuntimeError, TypeError, ValueError) as error:
         outs = _call_again(entry, offsets, operands, layouts, bufs, error)
     return _outputs(entry, outs, device, multiple)
 
@@ -474,18 +569,19 @@ def _call_recycling(entry, offsets, bufs, device):
     """Call ``entry`` (one large output) writing into a recycled buffer when the pool
     has one of the output's shape (see :mod:`arraykit.core.buffer_pool`)."""
     if S._trace is not None or not trace_state_clean():
-        return entry.call(offsets, *bufs)  # a pooled buffer would become a constant
+        return entry.nested(offsets, *bufs)  # a pooled buffer would become a constant
     layout, dtype, _ = entry.results[0]
     recycled = buffer_pool.take(layout.shape, dtype.np, device)
     if recycled is None:
         return entry.call(offsets, *bufs)
-    into = entry.into
-    if into is None:
-        kernel = entry.kernel
-        into = entry.into = jax.jit(lambda out, offsets, *bufs: kernel(offsets, *bufs),
-                                    donate_argnums=0, keep_unused=True,
-                                    compiler_options=entry.options)
-    return into(recycled, offsets, *bufs)
+    if entry.into is None:
+        entry.into = _compiling(entry, "into")
+    try:
+        return entry.into(recycled, offsets, *bufs)
+    except (TypeError, ValueError):  # arguments the executable was not compiled for
+        if not recycled.is_deleted():
+            return entry.generalize("into")(recycled, offsets, *bufs)
+        raise
 
 
 def _outputs(entry, outs, device, multiple):
@@ -583,18 +679,21 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform, dynamic=Tru
     def build(entry):
         entry.flags = flags if any(flags) else None
 
-        def kernel(offsets, *bufs):
-            _STATS.traces += 1
-            out = fn(*_read_all(layouts, flags, offsets, bufs), *_static_values(static))
-            outs = out if multiple else (out,)
-            entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
-            entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
-            return tuple(outs)
+        def make_kernel():
+            def kernel(offsets, *bufs):
+                _STATS.traces += 1
+                out = fn(*_read_all(layouts, flags, offsets, bufs), *_static_values(static))
+                outs = out if multiple else (out,)
+                entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
+                entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
+                return tuple(outs)
 
-        options = _kernel_options(kernel, layouts, flags, (), bufs, platform)
-        entry.options = options
-        entry.kernel = kernel
-        entry.call = jax.jit(kernel, compiler_options=options)
+            return kernel
+
+        entry.make_kernel = make_kernel
+        entry.pending = make_kernel()
+        entry.options = _kernel_options(entry.pending, layouts, flags, (), bufs, platform)
+        entry.call = _compiling(entry, "call")
 
     return _lookup(key, build)
 
@@ -614,12 +713,17 @@ def _call_again(entry, offsets, operands, layouts, bufs, error):
     dispatched, a read holds its inputs and a later donation waits for it.
 
     Inside an outer JAX trace, JAX refuses a kernel compiled with options
-    (ValueError); ``entry.nested`` is called instead. Eager calls pay no check.
+    (ValueError) or ahead of time (TypeError); ``entry.nested`` is called instead.
+    Arguments the executable was not compiled for (another device, a storage of
+    another size) get a ``jax.jit`` wrapper (:meth:`_Compiled.generalize`). Eager
+    calls pay no check.
     """
     if not trace_state_clean():
         return entry.nested(offsets, *bufs)
     if not any(_deleted(b) for b in bufs):
-        raise error
+        if isinstance(error, RuntimeError) or not isinstance(entry.call, jax.stages.Compiled):
+            raise error
+        return entry.generalize("call")(offsets, *bufs)
     with Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
         fresh = [
             b if lay is None or type(b) is np.ndarray else x._storage._buffer  # copies stay
@@ -684,6 +788,7 @@ def apply_inplace(fn, target, operands, static=()):
         entry = _build_inplace(key, fn, static, tl, tuple(aliases), layouts, traced, target, operands)
     else:
         _STATS.hits += 1
+        entry.used = True
     offsets = None if entry.flags is None else _offsets(layouts, entry.flags)
     with tst.lock if len(storages) == 1 else Locks(storages):
         if type(tst._buffer) is np.ndarray and not _jit_tracing():  # numpy() moved it meanwhile
@@ -693,12 +798,15 @@ def apply_inplace(fn, target, operands, static=()):
             entry, fn, target, operands, aliases, inputs, offsets
         ):
             return target
+        if not trace_state_clean():  # an executable would write now, not in the trace
+            tst.replace(entry.nested, entry.nested, offsets, *inputs)
+            return target
         try:
             tst.replace(entry.call, entry.donating, offsets, *inputs)
-        except ValueError:
-            if trace_state_clean():
+        except (TypeError, ValueError):  # arguments the executables were not compiled for
+            if tst._buffer.is_deleted():
                 raise
-            tst.replace(entry.nested, entry.nested, offsets, *inputs)
+            tst.replace(entry.generalize("call"), entry.generalize("donating"), offsets, *inputs)
     return target
 
 
@@ -769,20 +877,23 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
     def build(entry):
         entry.flags = flags if any(flags) else None
 
-        def kernel(tbuf, offsets, *bufs):
-            _STATS.traces += 1
-            rest = iter(bufs)
-            srcs = [tbuf] + [tbuf if same else next(rest) for same in aliases]
-            cur, *vals = _read_all(layouts, flags, offsets, srcs)
-            new = fn(cur, *vals, *static)
-            return strided.write(tbuf, tl, new, offsets[0] if flags[0] else None, traced)
+        def make_kernel():
+            def kernel(tbuf, offsets, *bufs):
+                _STATS.traces += 1
+                rest = iter(bufs)
+                srcs = [tbuf] + [tbuf if same else next(rest) for same in aliases]
+                cur, *vals = _read_all(layouts, flags, offsets, srcs)
+                new = fn(cur, *vals, *static)
+                return strided.write(tbuf, tl, new, offsets[0] if flags[0] else None, traced)
+
+            return kernel
 
         private = [x for x, same in zip(operands, aliases) if not same]
-        options = _kernel_options(kernel, layouts, flags, (target,), private,
-                                  target.device.platform)
-        entry.options = options
-        entry.kernel = kernel
-        entry.call = jax.jit(kernel, compiler_options=options)
-        entry.donating = jax.jit(kernel, donate_argnums=0, compiler_options=options)
+        entry.make_kernel = make_kernel
+        entry.pending = make_kernel()
+        entry.options = _kernel_options(entry.pending, layouts, flags, (target,), private,
+                                        target.device.platform)
+        entry.call = _compiling(entry, "call")
+        entry.donating = _compiling(entry, "donating")
 
     return _lookup(key, build)

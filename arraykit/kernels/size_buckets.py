@@ -88,14 +88,17 @@ def run(fn, static, multiple, values, shape, device, options):
     key = tuple(key)
     program = _PROGRAMS.get(key)
     if program is None:
-        program = _build(key, fn, static, multiple, size, device, options)
+        program = _build(key, fn, static, multiple, size, device, options, args)
     target = jax_target(device)
     # each result's first n elements, copied on the host: a private array JAX may alias
     return [jax.device_put(np.asarray(out)[:n].reshape(shape).copy(), target)
             for out in program(*args)]
 
 
-def _build(key, fn, static, multiple, size, device, options):
+def _build(key, fn, static, multiple, size, device, options, args):
+    """The bucket program for ``key``, compiled ahead of time for ``args`` (an
+    executable keeps no traced program alive; see :class:`.launch._Compiled`)."""
+
     def program(*args):
         _TRACES[0] += 1
         out = fn(*args, *static)
@@ -112,9 +115,9 @@ def _build(key, fn, static, multiple, size, device, options):
     with _LOCK:
         compiled = _PROGRAMS.get(key)
         if compiled is None:
-            compiled = _PROGRAMS[key] = jax.jit(program, in_shardings=on_device,
-                                                out_shardings=on_device,
-                                                compiler_options=options)
+            jitted = jax.jit(program, in_shardings=on_device, out_shardings=on_device,
+                             compiler_options=options)
+            compiled = _PROGRAMS[key] = jitted.trace(*args).lower().compile()
     return compiled
 
 
