@@ -144,7 +144,7 @@ class _Compiled:
 
     def __init__(self):
         self.used = False  # called since the last eviction (see _evict)
-        self.pending = None  # the kernel traced at build time, until the first compile
+        self.pending = None  # the kernel traced at build time, until first used (kernel)
         self.results = None
         self.pooled = False  # one output, large enough for a recycled buffer (buffer_pool)
         self.into = None
@@ -160,9 +160,15 @@ class _Compiled:
 
     @property
     def kernel(self):
-        """A new instance of the traced function: JAX caches what it traced per
-        function object, so only what is kept (``nested``, ``forwards``) keeps that."""
-        return self.make_kernel()
+        """An instance of the traced function: the one traced when the entry was built
+        the first time it is asked for (its trace is reused), then a new one each time.
+        JAX caches what it traced per function object, so only what is kept
+        (executables aside: ``nested``, ``forwards``) keeps that."""
+        pending = self.pending
+        if pending is None:
+            return self.make_kernel()
+        self.pending = None
+        return pending
 
     @property
     def nested(self):
@@ -197,16 +203,14 @@ _SLOT_KERNELS = {"call": lambda k: k, "donating": lambda k: k, "into": _recyclin
 
 def _compiling(entry, slot):
     """The stand-in for ``entry``'s executable in ``slot``: its first eager call
-    compiles the kernel ahead of time for its arguments (``entry.pending``, traced
-    when the entry was built, the first time; else a new one), stores the executable
-    in the slot and runs it. Inside an outer JAX trace it runs ``entry.nested``."""
+    compiles the kernel (:attr:`_Compiled.kernel`) ahead of time for its arguments,
+    stores the executable in the slot and runs it. Inside an outer JAX trace it runs
+    ``entry.nested``."""
 
     def first_call(*args):
         if not trace_state_clean():
             return entry.nested(*args)
-        kernel = entry.pending or entry.kernel
-        entry.pending = None
-        jitted = jax.jit(_SLOT_KERNELS[slot](kernel), compiler_options=entry.options,
+        jitted = jax.jit(_SLOT_KERNELS[slot](entry.kernel), compiler_options=entry.options,
                          **_SLOT_OPTIONS[slot])
         compiled = jitted.trace(*args).lower().compile()
         setattr(entry, slot, compiled)
