@@ -75,8 +75,6 @@ def test_arange_host_matches_kernel_and_numpy(start, length, step, dtype):
        num=st.integers(0, 50), endpoint=st.booleans(),
        dtype=st.sampled_from(["float32", "float64", "int32", "uint8", "complex64"]))
 def test_linspace_host_matches_kernel(start, stop, num, endpoint, dtype):
-    if dtype == "uint8":
-        start, stop = abs(start) % 200, abs(stop) % 200
     host, kernel = _both(lambda: ak.linspace(start, stop, num, endpoint=endpoint,
                                                           dtype=dtype, device=CPU))
     _same(host, kernel)
@@ -143,3 +141,28 @@ def test_host_results_are_private_and_writable():
     z.add_(1)
     np.testing.assert_array_equal(np.asarray(z), [1, 1, 6, 6, 1, 1, 1, 1])
     np.testing.assert_array_equal(np.asarray(o), np.zeros(8))
+
+
+def test_linspace_into_integers_saturates_like_xla_on_both_paths():
+    cases = [((0, 1000, 3, "int8"), [0, 127, 127]),
+             ((0, float("inf"), 3, "int32"), [0, 2**31 - 1, 2**31 - 1]),
+             ((float("nan"), 4.0, 3, "int64"), [0, 0, 4]),
+             ((-1e30, 1e30, 3, "int64"), [-2**63, 0, 2**63 - 1]),
+             ((0, 1e30, 2, "uint64"), [0, 2**64 - 1]),
+             ((-5, 300, 4, "uint8"), [0, 96, 198, 255])]
+    for (start, stop, num, dtype), want in cases:
+        host, kernel = _both(lambda: ak.linspace(start, stop, num, dtype=dtype, device=CPU))
+        _same(host, kernel)
+        assert np.asarray(host).tolist() == want, (start, stop, dtype)
+
+
+def test_bfloat16_arange_with_a_fractional_step():
+    got = ak.arange(0, 1, 0.25, dtype="bfloat16", device=CPU)
+    np.testing.assert_array_equal(ak.astype(got, ak.float32).numpy(), [0, 0.25, 0.5, 0.75])
+    _same(*_both(lambda: ak.arange(-3, 2, 0.375, dtype="bfloat16", device=CPU)))
+
+
+def test_eye_with_an_empty_side_allocates_nothing():
+    for make in (lambda: ak.eye(0, 10**12, device=CPU), lambda: ak.eye(10**12, 0, device=CPU)):
+        host, kernel = _both(make)
+        assert host.shape == kernel.shape and 0 in host.shape

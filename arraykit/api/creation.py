@@ -35,7 +35,6 @@ import operator
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from ..core import dtypes as D
 from ..core import host_memory
@@ -338,12 +337,13 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_gra
         n = max(0, math.ceil((stop - start) / step))
     if dtype is D.bool_ and n > 2:
         raise TypeError(f"arange: a bool result can have at most 2 elements, this one has {n}")
-    compute = {"complex": D.real_dtype(dtype), "bool": D.int64}.get(dtype.kind, dtype).np
+    computed = {"complex": D.real_dtype(dtype), "bool": D.int64}.get(dtype.kind, dtype)
+    compute = computed.np
     second = start + step if n > 1 else start
-    if compute.kind == "f":
+    if computed.kind == "float":  # bfloat16's NumPy kind is "V"
         first, second = compute.type(start), compute.type(second)
         delta = second - first
-        if compute.itemsize < 4:  # half precision: computed in float32, rounded once
+        if compute.itemsize < 4:  # half precision: computed in float32, then rounded to it
             compute = np.dtype(np.float32)
             first, second, delta = compute.type(first), compute.type(second), compute.type(delta)
     else:
@@ -352,12 +352,6 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None, requires_gra
     device = as_device(device)
     buf = _launch(_arange_body, (n, compute, dtype.np), device, n, first, delta, second)
     return _grad(_wrap(buf, L.contiguous((n,)), dtype, device), requires_grad)
-
-
-def _rounded(xp, values):
-    """``values`` rounded to their dtype before the next operation, as NumPy computes
-    them (XLA would fuse a product and the sum after it into one multiply-add)."""
-    return values if xp is np else lax.optimization_barrier(values)
 
 
 def _linspace_body(xp, start, stop, divisor, num, endpoint, out):
@@ -372,12 +366,23 @@ def _linspace_body(xp, start, stop, divisor, num, endpoint, out):
         y = xp.where(step == 0, y / divisor * delta, y * step)
     else:
         y = y * delta
-    y = _rounded(xp, y) + start
+    y = y + start
     if endpoint and num > 1:
         y = xp.where(index == num - 1, stop, y)
     if np.dtype(out).kind in "iu":
-        y = xp.floor(y)
+        return _to_integer(xp, xp.floor(y), out)
     return y.astype(out)
+
+
+def _to_integer(xp, y, out):
+    """Float ``y`` cast to the integer dtype ``out`` as XLA casts: NaN to 0, values out
+    of range to the nearest bound (NumPy's cast is undefined there)."""
+    info = np.iinfo(out)
+    top = float(info.max)
+    if int(top) > info.max:  # 2**63 - 1 and 2**64 - 1 round up in float64
+        top = float(np.nextafter(top, 0.0))
+    kept = xp.clip(xp.where(xp.isnan(y), 0.0, y), float(info.min), top)
+    return xp.where(y > top, np.dtype(out).type(info.max), kept.astype(out))
 
 
 def linspace(start, stop, /, num=None, *, dtype=None, device=None, endpoint=True,
@@ -418,6 +423,8 @@ def linspace(start, stop, /, num=None, *, dtype=None, device=None, endpoint=True
 
 
 def _eye_body(xp, n_rows, n_cols, k, np_dtype):
+    if n_rows == 0 or n_cols == 0:  # no row or column indices to build
+        return xp.zeros((n_rows, n_cols), np_dtype)
     return (xp.arange(n_rows)[:, None] + k == xp.arange(n_cols)).astype(np_dtype)
 
 

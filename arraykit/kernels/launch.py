@@ -6,8 +6,8 @@ compiled program reads each operand straight from its storage through its layout
 per operation. :func:`apply_inplace` does the same and writes the result back
 through a target layout with a donating update. Kernels are cached by
 (function, static arguments, operand layouts and dtypes), at most
-``KERNEL_LIMIT`` of them (the least recently called are forgotten first, see
-:func:`_evict`); :func:`cache_info` reports cache hits, misses and the number of
+``KERNEL_LIMIT`` of them (those not called since the last eviction are forgotten
+first, see :func:`_evict`); :func:`cache_info` reports cache hits, misses and the number of
 traces (compilations).
 
 Offsets start out static (part of the key). Once one shape-and-strides has been
@@ -113,7 +113,8 @@ def cache_info():
 
 def cache_clear():
     """Forget every compiled kernel and reset the counters."""
-    _KERNELS.clear()
+    with _BUILD_LOCK:  # not in the middle of an eviction
+        _KERNELS.clear()
     size_buckets.clear()
     _STATS.hits = 0
     _STATS.misses = 0
