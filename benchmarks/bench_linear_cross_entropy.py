@@ -97,10 +97,10 @@ def _jax(variant, x, w, t, dtype):
     xs, ws = jnp.asarray(x, dtype), jnp.asarray(w, dtype)
     ts = jnp.asarray(t, jnp.int32)
     if variant == "jax_fused_jit":
-        import arraykit.nn.functional as F
+        import arraykit.nn.functional.loss as LF
         from arraykit.nn import linear_ce_kernels as LCE
 
-        tokens, rows = F._lce_chunks(x.shape[0], w.shape[0], jax.devices()[0].platform)
+        tokens, rows = LF._lce_chunks(x.shape[0], w.shape[0], jax.devices()[0].platform)
         options = (False, -100, 0.0, "mean", tokens, rows)
 
         def loss(x, w):

@@ -16,6 +16,7 @@ import torch
 
 import arraykit as ak
 import arraykit.nn.functional as F
+import arraykit.nn.functional.loss as LF
 from arraykit.nn import linear_ce_kernels as LCE
 from training import check_grad_and_jit_match_eager
 
@@ -26,8 +27,8 @@ TF = torch.nn.functional
 def small_chunks(monkeypatch):
     """Chunks of 16 tokens and 128 vocabulary rows, so that N=37, V=300 take three
     overlapping chunks of each."""
-    monkeypatch.setattr(F, "_LCE_TOKENS", 16)
-    monkeypatch.setattr(F, "_LCE_CPU_BLOCK_ELEMENTS", 16 * 128)
+    monkeypatch.setattr(LF, "_LCE_TOKENS", 16)
+    monkeypatch.setattr(LF, "_LCE_CPU_BLOCK_ELEMENTS", 16 * 128)
 
 
 def _data(shape, d, vocab, dtype, rng, ignored=True):
@@ -194,7 +195,7 @@ def test_compiled_kernels_hold_no_logits():
     """The compiled forward and backward need less temporary memory than half of one
     N x V float32 array (the unfused form needs at least one)."""
     n, d, vocab = 512, 64, 32768
-    tokens, rows = F._lce_chunks(n, vocab, "cpu")
+    tokens, rows = LF._lce_chunks(n, vocab, "cpu")
     options = (False, -100, 0.0, "mean", tokens, rows)
     x = jax.ShapeDtypeStruct((n, d), jnp.float32)
     w = jax.ShapeDtypeStruct((vocab, d), jnp.float32)

@@ -3,9 +3,9 @@ layers, containers and losses, :mod:`arraykit.nn.functional`, :mod:`arraykit.nn.
 and :mod:`arraykit.nn.utils` (gradient clipping)."""
 
 from . import functional, init, utils
-from .layers import *  # noqa: F401,F403
-from .layers import __all__ as _layers
 from .module import Module
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _layers
 from .parameter import Parameter
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter"] + _layers

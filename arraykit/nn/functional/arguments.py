@@ -1,0 +1,73 @@
+"""Argument checks shared by the :mod:`arraykit.nn.functional` families: dims,
+reductions, floating inputs, pairs, index ranges."""
+
+from __future__ import annotations
+
+import operator
+
+import jax.numpy as jnp
+
+from ...core import deferred_checks
+from ...core import layout as L
+from ...kernels.launch import apply
+from ...tensors.tensor_type import require_tensor
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _dim(dim, ndim, name):
+    if dim is None:
+        raise TypeError(f"{name}: dim must be given (an int)")
+    return L.normalize_dim(operator.index(dim), ndim)
+
+
+def _reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one of {_REDUCTIONS}")
+    return reduction
+
+
+def _floating(x, name):
+    require_tensor(x, name)
+    if x.dtype.kind not in ("float", "complex"):
+        raise TypeError(f"{name}: expected a floating-point tensor, got {x.dtype}")
+    return x
+
+
+
+
+def _pair(value, name):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) != 2 or not all(isinstance(v, int) for v in value):
+        raise ValueError(f"conv2d: {name} must be an int or a pair of ints, got {value!r}")
+    return value
+
+
+def _first_outside(values, size, ignore):
+    """``[found, value]``: whether an element of ``values`` lies outside ``[0, size)``
+    other than ``ignore`` (None: no exception), and the first such element."""
+    flat = values.reshape(-1)
+    bad = (flat < 0) | (flat >= size)
+    if ignore is not None:
+        bad &= flat != ignore
+    return jnp.stack([jnp.any(bad).astype(flat.dtype), flat[jnp.argmax(bad)]])
+
+
+def _check_indices(indices, size, ignore, error):
+    """Raise ``error(value)`` for an element of the concrete ``indices`` outside
+    ``[0, size)`` (``ignore`` excepted, unless None): at once on the host, or, on a device that defers
+    its checks, from a kernel read where the host next reads values
+    (:mod:`arraykit.core.deferred_checks`)."""
+    if deferred_checks.deferring(indices._storage.device):
+        found = apply(_first_outside, (indices,), (size, ignore))._storage.buffer
+        deferred_checks.defer(found, lambda host: error(int(host[1])) if host[0] else None)
+        return
+    values = indices._values()  # a snapshot: numpy() would move the storage to NumPy memory
+    outside = (values < 0) | (values >= size)
+    bad = values[outside if ignore is None else outside & (values != ignore)]
+    if bad.size:
+        raise error(int(bad[0]))
+
+

@@ -1,0 +1,43 @@
+"""``Linear``: ``y = x @ W.T + b``."""
+
+
+from __future__ import annotations
+
+import math
+
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+from .allocation import _empty
+
+__all__ = ["Linear"]
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; weight (out, in) kaiming-uniform(a=√5), bias
+    ``U(-1/√in, 1/√in)``, as in PyTorch."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty((out_features, in_features), device, dtype))
+        self.bias = Parameter(_empty((out_features,), device, dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the weight and bias again (PyTorch's default initialisation)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1]
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        """``F.linear(input, weight, bias)``."""
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        """``in_features=..., out_features=..., bias=...``."""
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
