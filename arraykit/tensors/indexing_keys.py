@@ -147,7 +147,7 @@ def jax_key(structure, index_arrays):
     """Rebuild a JAX index tuple from a static structure and traced index arrays.
 
     A scalar bool becomes an integer array (``[0]`` or ``[]``) indexing the size-1
-    axis :func:`_with_bool_axes` inserted for it: NumPy's own reading of a scalar
+    axis :func:`with_bool_axes` inserted for it: NumPy's own reading of a scalar
     bool, which JAX's indexing gets wrong next to other advanced indices.
     """
     arrays = iter(index_arrays)
@@ -169,16 +169,19 @@ def jax_key(structure, index_arrays):
     return tuple(out)
 
 
-def _with_bool_axes(x, structure):
-    """``x`` with a size-1 axis inserted at the input position of each scalar bool."""
+def with_bool_axes(xp, x, structure):
+    """``x`` with a size-1 axis inserted at the input position of each scalar bool
+    (``xp``: ``jax.numpy`` in kernels, ``numpy`` in the tests that check the key logic
+    against NumPy's own indexing)."""
     consumed = sum(1 for item in structure if item[0] in ("array", "slice", "int"))
+    spanned = x.ndim - consumed  # the Ellipsis spans the input's axes, not inserted ones
     pos = 0
     for item in structure:
         kind = item[0]
         if kind == "ellipsis":
-            pos += x.ndim - consumed
+            pos += spanned
         elif kind == "bool":
-            x = jnp.expand_dims(x, pos)
+            x = xp.expand_dims(x, pos)
             pos += 1
         elif kind != "none":
             pos += 1
@@ -190,7 +193,7 @@ def gather(x, *rest):
     *index_arrays, structure, checked = rest
     key = jax_key(structure, index_arrays)
     mode = "promise_in_bounds" if checked else "fill"
-    return _with_bool_axes(x, structure).at[key].get(mode=mode)
+    return with_bool_axes(jnp, x, structure).at[key].get(mode=mode)
 
 
 def scatter(cur, *rest):
@@ -198,7 +201,7 @@ def scatter(cur, *rest):
     *index_arrays, value, structure, checked = rest
     key = jax_key(structure, index_arrays)
     mode = "promise_in_bounds" if checked else "drop"
-    out = _with_bool_axes(cur, structure).at[key].set(value.astype(cur.dtype), mode=mode)
+    out = with_bool_axes(jnp, cur, structure).at[key].set(value.astype(cur.dtype), mode=mode)
     return out.reshape(cur.shape)
 
 
