@@ -1,6 +1,6 @@
 """Generate the support tables of ``support.md`` from the code while the site builds.
 
-Two tables, written as Markdown into ``docs/_generated/`` and included by
+Three tables, written as Markdown into ``docs/_generated/`` and included by
 ``support.md``:
 
 - every name of the array API standard (``_data/array_api_names.csv``: group and the
@@ -10,7 +10,11 @@ Two tables, written as Markdown into ``docs/_generated/`` and included by
   ``arraykit.nn.functional`` function or a namespace function, with the behaviour
   differences explained in ``pytorch.md``. When PyTorch is importable the list is
   checked against it (a name PyTorch does not have is a warning); otherwise the
-  committed list is used as it is.
+  committed list is used as it is;
+- coverage of PyTorch's public names by family (``torch``, ``Tensor``,
+  ``nn.functional``, ``nn``, ``optim``, ``optim.lr_scheduler``), counted against
+  ``_data/pytorch_<version>_names.json`` (written by ``_data/list_pytorch_names.py``
+  from an installed PyTorch), with the names still missing.
 """
 
 from __future__ import annotations
@@ -94,6 +98,38 @@ def pytorch_table(ak, rows, kind, torch_names):
     return "\n".join(lines) + "\n"
 
 
+COVERAGE = (  # family of pytorch_<version>_names.json, where arraykit keeps it, how named
+    ("torch", "arraykit", "`torch.{}`"),
+    ("Tensor", "arraykit.Tensor", "`Tensor.{}`"),
+    ("nn.functional", "arraykit.nn.functional", "`F.{}`"),
+    ("nn", "arraykit.nn", "`nn.{}`"),
+    ("optim", "arraykit.optim", "`optim.{}`"),
+    ("optim.lr_scheduler", "arraykit.optim.lr_scheduler", "`lr_scheduler.{}`"),
+)
+
+
+def coverage_table(ak, names):
+    """Markdown: for each PyTorch family, how many of its public names arraykit has,
+    and the names still missing."""
+    import importlib
+
+    lines = [f"Counted against PyTorch {names['torch_version']}'s public names.\n",
+             "| PyTorch | names | in arraykit | share |", "|---|---|---|---|"]
+    missing_lists = []
+    for family, where, spelling in COVERAGE:
+        module, _, attr = where.partition(".Tensor")
+        home = importlib.import_module(module)
+        home = getattr(home, "Tensor") if where.endswith(".Tensor") else home
+        lookup = inspect.getattr_static if where.endswith(".Tensor") else getattr
+        wanted = names[family]
+        missing = [n for n in wanted if lookup(home, n, None) is None]
+        have = len(wanted) - len(missing)
+        lines.append(f"| `{family}` | {len(wanted)} | {have} | {have / len(wanted):.0%} |")
+        missing_lists.append(f"**`{family}`**, missing ({len(missing)}): "
+                             + (", ".join(spelling.format(n) for n in missing) or "none"))
+    return "\n".join(lines) + "\n\n" + "\n\n".join(missing_lists) + "\n"
+
+
 def _write(path, text):
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
@@ -111,6 +147,10 @@ def write_tables(app):
     source = ("checked against the installed PyTorch" if torch_names is not None
               else "PyTorch is not installed: the committed list is used unchecked")
     logger.info("support tables: PyTorch names %s", source)
+    import json
+
+    listed = sorted(data.glob("pytorch_*_names.json"))[-1]
+    _write(out / "pytorch_coverage.md", coverage_table(ak, json.loads(listed.read_text())))
     for kind in ("method", "functional"):
         _write(out / f"pytorch_{kind}_table.md", pytorch_table(ak, torch_rows, kind, torch_names))
 
