@@ -41,7 +41,7 @@ from .tensors.tensor_type import Tensor, is_traced
 
 __all__ = [
     "Generator", "manual_seed", "rand", "randn", "randint", "randperm", "normal", "uniform",
-    "bernoulli", "multinomial",
+    "bernoulli", "multinomial", "rand_like", "randn_like", "randint_like",
 ]
 
 DEFAULT_SEED = 67280421310721
@@ -334,6 +334,41 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         raise ValueError(f"randint(): [{low}, {high}) is out of the range of {dtype}")
     scalars = (work.np.type(low), work.np.type(high))
     return _finish(draw(_randint, scalars, (shape, dtype.np), generator, device), requires_grad)
+
+
+def _like(input, dtype, device, name):  # noqa: A002 (PyTorch's name)
+    """``input``'s shape, and the dtype and device given or ``input``'s."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}() expects an arraykit Tensor, got {type(input).__name__}")
+    return (input.shape, input.dtype if dtype is None else dtype,
+            input.device if device is None else device)
+
+
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,  # noqa: A002
+              requires_grad=False, memory_format=None):
+    """:func:`rand` of ``input``'s shape, dtype and device (unless given)."""
+    shape, dtype, device = _like(input, dtype, device, "rand_like")
+    return rand(shape, generator=generator, dtype=dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,  # noqa: A002
+               requires_grad=False, memory_format=None):
+    """:func:`randn` of ``input``'s shape, dtype and device (unless given)."""
+    shape, dtype, device = _like(input, dtype, device, "randn_like")
+    return randn(shape, generator=generator, dtype=dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,  # noqa: A002
+                 device=None, requires_grad=False, memory_format=None):
+    """:func:`randint` in ``[low, high)`` of ``input``'s shape, dtype and device (unless
+    given); ``randint_like(input, high)`` starts at 0."""
+    if high is None:
+        low, high = 0, low
+    shape, dtype, device = _like(input, dtype, device, "randint_like")
+    return randint(low, high, shape, generator=generator, dtype=dtype, device=device,
+                   requires_grad=requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, out=None):

@@ -30,7 +30,7 @@ import numpy as np
 
 from .core import dtypes as D
 from .core import layout as L
-from .core.devices import as_device, host_to_device
+from .core.devices import Placement, as_device, host_to_device, one_cpu, require_addressable
 from .core.storage import Storage
 from .tensors.tensor_type import Tensor
 
@@ -94,13 +94,20 @@ class _Writer:
 
 
 def _device_name(device):
+    """The device's name in a checkpoint; a placement over several devices (a mesh)
+    is saved as its platform: it loads onto that platform's first device, or onto a
+    sharding given as ``map_location``."""
+    if isinstance(device, Placement):
+        return device.platform
     return f"{device.platform}:{jax.devices(device.platform).index(device)}"
 
 
 def _host_values(st):
-    """The storage's whole buffer as a flat little-endian NumPy array (a snapshot)."""
+    """The storage's whole buffer as a flat little-endian NumPy array (a snapshot).
+    A tensor replicated over several processes is read from this process's copy."""
+    require_addressable(st.device, "save()", st._buffer)
     with st.lock:
-        if st.device.platform == "cpu":
+        if one_cpu(st.device):
             values = np.array(st.host_view())
         else:
             values = np.asarray(jax.device_get(st.buffer)).reshape(-1)
@@ -168,8 +175,9 @@ def _check(cond, what):
 def load(f, mmap=False, map_location=None):
     """Load what :func:`save` wrote, or a ``.npy`` (a tensor) or ``.npz`` (a dict of tensors).
 
-    ``f`` is a path or a binary file object. ``map_location`` (a device or a device
-    string) places every tensor there; by default each goes back to the device it
+    ``f`` is a path or a binary file object. ``map_location`` (a device, a device
+    string, or a JAX sharding such as ``NamedSharding(mesh, P())`` to replicate every
+    tensor over a mesh, also one spanning processes) places every tensor there; by default each goes back to the device it
     was saved from (ValueError when that device is missing: pass map_location).
     Nothing in the file is executed: pickles are refused.
 
@@ -190,9 +198,11 @@ def load(f, mmap=False, map_location=None):
 
 
 def _location(spec):
-    if isinstance(spec, (str, jax.Device)):
+    if isinstance(spec, (str, jax.Device, jax.sharding.Sharding)):
         return as_device(spec)
-    raise TypeError(f"load(): map_location must be a device or a device string, got {spec!r}")
+    raise TypeError(
+        f"load(): map_location must be a device, a device string or a JAX sharding, got {spec!r}"
+    )
 
 
 def _load(file, path, device):

@@ -59,17 +59,15 @@ CASES = [
     ("as_strided overlap", _f32, lambda x: x.as_strided((3, 3), (1, 1)).zero_(), RuntimeError, r"single memory location"),
     ("broadcast_to masked_fill_", _f32, lambda x: x[:1].broadcast_to((2, 6)).masked_fill_(ak.ones((2, 6), dtype=ak.bool), 0.0),
      RuntimeError, r"single memory location"),
-    # dtypes a write cannot hold
-    ("f64 tensor into f32", _f32, lambda x: x.copy_(ak.zeros((4, 6), dtype=ak.float64)), TypeError, r"float64.*float32"),
-    ("f64 setitem into f32", _f32, lambda x: x.__setitem__(0, ak.zeros(6, dtype=ak.float64)), TypeError, r"float64.*float32"),
-    ("f64 ndarray into f32", _f32, lambda x: x.__setitem__(0, np.zeros(6)), TypeError, r"float64.*float32"),
-    ("f64 += into f32", _f32, lambda x: x.__iadd__(ak.ones((4, 6), dtype=ak.float64)), TypeError, r"float64.*float32"),
+    # dtypes a write cannot hold: writes (x[k] = v, copy_, fill_) cast any real value as
+    # PyTorch does (tests/test_scipy_backend_fixes.py); in-place results cast only within
+    # their kind or to a higher one (PyTorch's canCast); a Python complex into a real tensor
+    ("float += into int", _i64, lambda x: x.__iadd__(ak.ones((4, 6), dtype=ak.float32)), TypeError, r"float32.*int64"),
+    ("complex += into f32", _f32, lambda x: x.__iadd__(ak.ones((4, 6), dtype=ak.complex64)), TypeError, r"complex64.*float32"),
+    ("int += into bool", lambda: ak.zeros((4, 6), dtype=ak.bool), lambda x: x.__iadd__(ak.ones((4, 6), dtype=ak.int32)), TypeError, r"int32.*bool"),
     ("complex into f32", _f32, lambda x: x.fill_(1j), TypeError, r"complex"),
-    ("float tensor into int", _i64, lambda x: x.copy_(ak.zeros((4, 6))), TypeError, r"float32.*int64"),
-    ("python float into int", _i64, lambda x: x.fill_(1.5), TypeError, r"float.*int64"),
-    ("python float setitem into int", _i64, lambda x: x.__setitem__((0, 0), 2.0), TypeError, r"float.*int64"),
+    ("complex setitem into f32", _f32, lambda x: x.__setitem__((0, 0), 2j), TypeError, r"complex"),
     ("python float += into int", _i64, lambda x: x.__iadd__(0.5), TypeError, r"int64"),
-    ("float list into int", _i64, lambda x: x.__setitem__(0, [0.5] * 6), TypeError, r"int64"),
     ("int true division in place", _i64, lambda x: x.__itruediv__(2), TypeError, r"int64"),
     ("uint8 overflow", lambda: ak.asarray(np.zeros(3, np.uint8)), lambda x: x.fill_(300), OverflowError, r"300"),
     ("clamp_ second bound", _i64, lambda x: x.clamp_(0, 2.5), TypeError, r"int64"),

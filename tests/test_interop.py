@@ -1,8 +1,10 @@
 """DLPack and NumPy interop, device moves, and the export safety property.
 
-An export (``np.asarray``, ``np.from_dlpack``, ``torch.from_dlpack``,
+A DLPack export (``np.from_dlpack``, ``torch.from_dlpack``,
 ``jax.dlpack.from_dlpack``) is a snapshot: writes into the tensor afterwards never
-reach it, and the tensor sees every one of its own writes.
+reach it, and the tensor sees every one of its own writes. ``np.asarray`` of a CPU
+tensor is PyTorch's: a writable view sharing the tensor's memory, like ``numpy()``
+(tests/test_scipy_backend_fixes.py tests the sharing both ways).
 """
 
 from __future__ import annotations
@@ -148,7 +150,6 @@ ops = st.lists(
 
 
 EXPORTERS = {
-    "np.asarray": np.asarray,
     "np.from_dlpack": np.from_dlpack,
     "torch.from_dlpack": lambda t: torch.from_dlpack(t).numpy(),
     "jax.dlpack": lambda t: np.asarray(jax.enable_x64(True)(jax.dlpack.from_dlpack)(t)),
@@ -178,7 +179,7 @@ def test_exports_are_snapshots_under_writes(ref, writes, view, exporter):
 
 def test_exports_outlive_the_tensor():
     t = ak.full((1000,), 3.0)
-    n, tt, j = np.from_dlpack(t), torch.from_dlpack(t), np.asarray(t[::3])
+    n, tt, j = np.from_dlpack(t), torch.from_dlpack(t), np.from_dlpack(t[::3])
     for _ in range(50):
         t += 1
     del t
@@ -189,9 +190,9 @@ def test_exports_outlive_the_tensor():
 
 
 def test_write_after_export_copies_once_then_donates():
-    t = ak.zeros(8, device="cpu")  # np.asarray of a GPU tensor is a copy, not an export
+    t = ak.zeros(8, device="cpu")  # np.from_dlpack of a GPU tensor is a copy, not an export
     before = t.data_ptr()
-    n = np.asarray(t)
+    n = np.from_dlpack(t)
     t[0] = 1.0
     moved = t.data_ptr()
     assert moved != before
@@ -209,7 +210,7 @@ def test_multi_tensor_writes_keep_live_exports_and_donate_after_they_die():
     params = [ak.zeros(g.shape, device="cpu", requires_grad=True) for g in grads]
     for p, g in zip(params, grads):
         p.grad = g
-    snapshot = np.asarray(params[0].grad)
+    snapshot = np.from_dlpack(params[0].grad)
     ak.nn.utils.clip_grad_norm_(params, max_norm=1.0)
     np.testing.assert_array_equal(snapshot, np.full(64, 3.0, np.float32))
     assert params[0].grad.numpy()[0] < 1.0

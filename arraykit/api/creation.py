@@ -53,9 +53,25 @@ from .naming import named
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy", "full",
-    "full_like", "linspace", "meshgrid", "ones", "ones_like", "tensor", "tril", "triu", "zeros",
-    "zeros_like",
+    "full_like", "get_default_dtype", "linspace", "meshgrid", "ones", "ones_like",
+    "set_default_dtype", "tensor", "tril", "triu", "zeros", "zeros_like",
 ]
+
+
+def set_default_dtype(d, /):
+    """Make ``d`` (``float32`` or ``float64``) the default floating dtype of the process,
+    as PyTorch's ``torch.set_default_dtype``: creation functions, ``asarray`` of Python
+    floats (and of complex numbers: complex64 or complex128 to match), random draws,
+    float results of integer inputs and ``__array_namespace_info__().default_dtypes()``
+    follow it. Any other dtype raises TypeError. Compiled ``arraykit.jit`` programs
+    are keyed by it (a change retraces them)."""
+    D.set_default_float(D.as_dtype(d))
+
+
+def get_default_dtype():
+    """The default floating dtype (``float32`` unless :func:`set_default_dtype` changed it)."""
+    return D.DEFAULT_FLOAT
+
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -167,7 +183,8 @@ def _scalar_of(value, dtype, what):
     )
     if is_complex and dtype.kind != "complex":
         raise TypeError(f"{what}: cannot store the complex value {value!r} in dtype {dtype}")
-    return dtype.np.type(value)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, quietly (PyTorch)
+        return dtype.np.type(value)
 
 
 def _py(value, what):
@@ -186,7 +203,7 @@ def _py(value, what):
 
 def _constant_creator(name, value, doc):
     """The creator ``name`` (``zeros``, ``ones``, ``empty``): a new tensor holding the
-    constant ``value`` everywhere (default dtype float32), documented by ``doc``."""
+    constant ``value`` everywhere (default dtype: :func:`get_default_dtype`), documented by ``doc``."""
 
     def create(shape, *sizes, dtype=None, device=None, requires_grad=False, out=None):
         if out is not None:  # PyTorch's
@@ -201,14 +218,14 @@ def _constant_creator(name, value, doc):
 
 zeros = _constant_creator(
     "zeros", 0,
-    """A new tensor of zeros (default dtype float32).
+    """A new tensor of zeros (default dtype: :func:`get_default_dtype`).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``zeros(2, 3)``.
     """,
 )
 ones = _constant_creator(
     "ones", 1,
-    """A new tensor of ones (default dtype float32).
+    """A new tensor of ones (default dtype: :func:`get_default_dtype`).
 
     The shape is a sequence or, as in PyTorch, separate ints: ``ones(2, 3)``.
     """,
@@ -652,15 +669,17 @@ def _stack_body(*args):
     return jnp.stack([jnp.asarray(v).astype(np_dtype) for v in leaves]).reshape(shape)
 
 
-_DEFAULT_OF_TYPE = ((complex, D.DEFAULT_COMPLEX), (float, D.DEFAULT_FLOAT),
-                    (int, D.DEFAULT_INT), (bool, D.bool_))
-
-
 def _python_default(kinds):
-    """Default dtype for a set of Python scalar types (the standard's precedence)."""
-    for t, dtype in _DEFAULT_OF_TYPE:
-        if t in kinds:
-            return dtype
+    """Default dtype for a set of Python scalar types (the standard's precedence);
+    the defaults are read now (:func:`set_default_dtype` may have changed them)."""
+    if complex in kinds:
+        return D.DEFAULT_COMPLEX
+    if float in kinds:
+        return D.DEFAULT_FLOAT
+    if int in kinds:
+        return D.DEFAULT_INT
+    if bool in kinds:
+        return D.bool_
     return D.DEFAULT_FLOAT
 
 
@@ -693,7 +712,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False):
     """Convert a tensor, JAX/NumPy array, DLPack or buffer-protocol object, Python
     scalar or (possibly nested) sequence of these to a tensor.
 
-    Python scalars get the default dtypes (bool, int64, float32, complex64) unless
+    Python scalars get the default dtypes (bool, int64, and the default float and complex
+    dtypes: float32 and complex64 unless :func:`set_default_dtype` changed them) unless
     ``dtype`` is given; nested sequences may mix tensors and Python scalars (their
     dtype follows :func:`result_type`). See the module docstring for ``copy``.
     ``requires_grad=True`` (as in PyTorch) makes the result a leaf that requires grad.
@@ -745,7 +765,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
 
     ``data`` is anything :func:`asarray` takes (nested sequences, scalars, NumPy
     arrays, tensors); it is always copied, so later changes to ``data`` never show.
-    Python scalars get the default dtypes (bool, int64, float32, complex64), NumPy
+    Python scalars get the default dtypes (bool, int64, and the default float and complex
+    dtypes: float32 and complex64 unless :func:`set_default_dtype` changed them), NumPy
     data keeps its dtype. ``requires_grad=True`` is handed to the tensor's
     ``requires_grad_`` (arraykit's autograd).
     """

@@ -10,6 +10,12 @@ by negative or too-large amounts follow NumPy. Every special case of the
 standard (NaN, signed zeros, infinities, complex values) is produced by the
 kernel bodies in :mod:`.kernels.bodies`.
 
+The floating-point functions of one argument (``exp``, ``log``, ``sqrt``, ``sin``...)
+take integer and boolean tensors too, as PyTorch and NumPy do (the standard leaves
+them implementation-defined): they compute in the default floating dtype
+(:func:`arraykit.get_default_dtype`). ``add`` and ``multiply`` of two bool tensors are their logical
+or and and (bool results), as in PyTorch and NumPy.
+
 Every function also takes PyTorch's keywords (``input=``, ``other=``, ``out=``; see
 :mod:`.torch_keywords`), read only when given.
 """
@@ -32,6 +38,7 @@ from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
 from ..core.precision import any_autocast
 from .autocasting import coerce
+from .dtype_functions import astype
 from .naming import named
 
 _PROMOTE = D._PROMOTION
@@ -94,7 +101,9 @@ def _unary(body, x, kinds, name, input=None, out=None):  # noqa: A002 (PyTorch's
     if type(x) is not Tensor and not isinstance(x, Tensor):
         raise TypeError(f"{name}() expects an arraykit tensor, got {type(x).__name__}")
     if x._dtype.kind not in kinds:
-        raise _category_error(name, kinds, x)
+        if kinds is not _FLOATING or x._dtype.kind not in _INTEGER_OR_BOOL:
+            raise _category_error(name, kinds, x)
+        x = astype(x, D.DEFAULT_FLOAT)  # PyTorch and NumPy: integers compute in a float
     if any_autocast():
         (x,) = coerce(name, x)
     if out is None:
@@ -136,13 +145,19 @@ def _binary(body, kinds, name, doc):
 # ----------------------------------------------------------------------------- arithmetic
 
 
-add = _binary(B.add, _NUMERIC, "add", "Element-wise sum ``x1 + x2``.")
+add = _binary(
+    B.add, _ANY, "add",
+    "Element-wise sum ``x1 + x2``; of two bool operands, their logical or (PyTorch, NumPy).",
+)
 
 
 subtract = _binary(B.subtract, _NUMERIC, "subtract", "Element-wise difference ``x1 - x2``.")
 
 
-multiply = _binary(B.multiply, _NUMERIC, "multiply", "Element-wise product ``x1 * x2``.")
+multiply = _binary(
+    B.multiply, _ANY, "multiply",
+    "Element-wise product ``x1 * x2``; of two bool operands, their logical and (PyTorch, NumPy).",
+)
 
 
 def divide(x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
@@ -601,8 +616,8 @@ def clip(x=None, /, min=None, max=None, input=None, out=None):  # noqa: A002 (th
 # ----------------------------------------------------------------------------- operators
 
 _BINARY_OPERATORS = {
-    "add": (B.add, _NUMERIC), "subtract": (B.subtract, _NUMERIC),
-    "multiply": (B.multiply, _NUMERIC), "divide": (B.divide, _NUMERIC),
+    "add": (B.add, _ANY), "subtract": (B.subtract, _NUMERIC),
+    "multiply": (B.multiply, _ANY), "divide": (B.divide, _NUMERIC),
     "floor_divide": (B.floor_divide, _REAL),
     "remainder": (B.remainder, _REAL), "pow": (B.pow, _NUMERIC),
     "bitwise_and": (B.bitwise_and, _INTEGER_OR_BOOL),

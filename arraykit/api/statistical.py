@@ -124,11 +124,14 @@ def _extreme(x, axes, keepdims, reduce, nan_last):
         return m
     # comparisons flush subnormals on XLA CPU: a zero result may have missed one,
     # so only then reduce the exact integer keys (lax.cond keeps the fast path fast)
-    return lax.cond(
+    m = lax.cond(
         jnp.any(m == 0),
         lambda: _exact_extreme(x, axes, keepdims, reduce, nan_last),
         lambda: m,
     )
+    # XLA's CPU reduction of 4096 elements or more (vectorized) drops NaNs; the
+    # standard propagates them: put them back, on every path and size
+    return jnp.where(jnp.any(jnp.isnan(x), axis=axes, keepdims=keepdims), jnp.nan, m)
 
 
 def _max(x, axes, keepdims):

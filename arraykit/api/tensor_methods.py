@@ -25,17 +25,16 @@ out-of-place result and write it through ``x``'s layout; like ``x[...] = value``
 they raise ``TypeError`` when the result's dtype cannot be written into ``x``'s
 without loss (``int_tensor.exp_()``).
 
-``Tensor.size`` stays the standard's attribute (the number of elements);
-PyTorch's ``x.size()`` is spelled ``x.shape`` here, and ``x.numel()`` is the count.
+``Tensor.size`` stays the standard's attribute (the number of elements, an ``int``)
+and is callable as PyTorch's ``x.size()`` (an :class:`arraykit.Size`) and
+``x.size(dim)``; ``x.shape`` is the plain tuple.
 """
 
 from __future__ import annotations
 
 import builtins
-import collections
 
 import jax
-import jax.numpy as jnp
 
 from ..autograd.mode import is_grad_enabled
 from ..core import dtypes as D
@@ -52,15 +51,19 @@ from . import gather_scatter as G
 from . import manipulation as M
 from . import matrix_products as LA
 from . import searching as S
+from . import set_functions as SF
 from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
+from . import torch_indexing as TI
+from . import torch_pointwise as TP
+from . import torch_products as TL
+from . import torch_reductions as TR
+from . import torch_shapes as TS
 from .dtype_functions import astype
 from .indexing import take_flat
+from .torch_reductions import ValuesIndices
 
-ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
-ValuesIndices.__doc__ = """``(values, indices)`` of ``x.max(dim)``, ``x.min(dim)`` and
-``x.sort()`` (PyTorch's ``torch.return_types``)."""
 
 
 def _attach(name, fn, doc):
@@ -169,17 +172,6 @@ def _moment_method(name, function):
 
 _moment_method("std", ST.std)
 _moment_method("var", ST.var)
-
-
-def _cumulative_method(name, function):
-    def method(self, dim=None, *, dtype=None, axis=None):
-        dim, _ = _reduction_args(name, dim, False, axis, None)
-        return function(self, axis=dim, dtype=dtype)
-    _attach(name, method, f"``x.{name}(dim)``: :func:`arraykit.{function.__name__}` along ``dim``.")
-
-
-_cumulative_method("cumsum", ST.cumulative_sum)
-_cumulative_method("cumprod", ST.cumulative_prod)
 
 
 def _argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
@@ -368,40 +360,6 @@ _attach("take", take_flat, "``x.take(index)``: elements of ``x`` read as flat at
         "(any shape), shaped like ``index`` (``torch.take``).")
 
 
-def _split(self, split_size_or_sections, dim=0):
-    dim = L.normalize_dim(dim, self.ndim, "dim")
-    size = self.shape[dim]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0 and not (step == 0 and size == 0):
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-        lengths = [min(step, size - start) for start in range(0, size, step)] if size else [0]
-    else:
-        lengths = [int(n) for n in split_size_or_sections]
-        if sum(lengths) != size or any(n < 0 for n in lengths):
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
-                f"at dimension {dim}), but got split_sizes={lengths}"
-            )
-    starts = [sum(lengths[:i]) for i in range(len(lengths))]
-    return tuple(self.narrow(dim, start, n) for start, n in zip(starts, lengths))
-
-
-def _chunk(self, chunks, dim=0):
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    size = self.shape[L.normalize_dim(dim, self.ndim, "dim")]
-    return _split(self, max(-(-size // chunks), 1), dim)
-
-
-def _unbind(self, dim=0):
-    return M.unstack(self, axis=L.normalize_dim(dim, self.ndim, "dim"))
-
-
-_attach("split", _split, "``x.split(size_or_sizes, dim=0)``: views of ``x`` along ``dim``, each "
-        "``size`` long (the last shorter) or of the listed sizes, as PyTorch.")
-_attach("chunk", _chunk, "``x.chunk(chunks, dim=0)``: ``x.split(ceil(n / chunks), dim)`` (views).")
-_attach("unbind", _unbind, "``x.unbind(dim=0)``: the views ``x.select(dim, i)`` for every ``i``.")
 _triangle_method("triu", C.triu)
 _triangle_method("tril", C.tril)
 _inplace_twin("triu")
@@ -447,28 +405,8 @@ def _equal(self, other):
     return self.shape == other.shape and builtins.bool(U.all(E.equal(self, other)))
 
 
-def _isclose_body(a, b, rtol, atol, equal_nan):
-    return jnp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-
-def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    if not isinstance(other, Tensor):
-        raise TypeError(f"isclose(): expected a tensor, got {type(other).__name__}")
-    if other._dtype is not self._dtype:
-        raise TypeError(
-            f"isclose(): expected tensors of one dtype, got {self.dtype} and {other.dtype}"
-        )
-    return apply(_isclose_body, (self, other), (float(rtol), float(atol), builtins.bool(equal_nan)))
-
-
 _attach("equal", _equal, "``x.equal(other)``: True when both have one shape and equal values "
         "(``torch.equal``; a Python bool, NaN is never equal).")
-_attach("isclose", _isclose, "``x.isclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)``: "
-        "element-wise ``|x - other| <= atol + rtol * |other|`` (tensors of one dtype).")
-_attach("allclose", lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: builtins.bool(
-    U.all(_isclose(self, other, rtol, atol, equal_nan))),
-    "``x.allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)``: whether every element is "
-    "close (a Python bool).")
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -647,3 +585,107 @@ _attach("pin_memory", _pin_memory, """``x.pin_memory()``: a copy of the CPU tens
 page-locked host memory for fast, asynchronous copies to the GPU (RuntimeError on a
 machine without a GPU, as in PyTorch); see :mod:`arraykit.api.device_memory`.""")
 _attach("is_pinned", _is_pinned, "``x.is_pinned()``: whether ``x`` is in pinned host memory.")
+
+
+# ----------------------------------------------------------------------------- torch functions
+
+
+def _method_of(name, function, doc=None):
+    """``x.name(*args, **kwargs)``: ``function(x, *args, **kwargs)``."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    _attach(name, method, doc or f"``x.{name}(...)``: :func:`arraykit.{function.__name__}` "
+            "with ``x`` first.")
+
+
+# PyTorch method name -> the namespace function it calls with the tensor first.
+_FUNCTIONS = {
+    "split": TS.split, "chunk": TS.chunk, "unbind": TS.unbind, "tensor_split": TS.tensor_split,
+    "unflatten": TS.unflatten, "movedim": TS.movedim, "moveaxis": TS.movedim,
+    "swapaxes": TS.swapaxes, "swapdims": TS.swapaxes, "take_along_dim": TS.take_along_dim,
+    "repeat_interleave": TS.repeat_interleave, "rot90": TS.rot90, "fliplr": TS.fliplr,
+    "flipud": TS.flipud, "diag": TS.diag, "diag_embed": TS.diag_embed,
+    "is_floating_point": TS.is_floating_point,
+    "outer": TL.outer, "ger": TL.outer, "bmm": TL.bmm, "addmm": TL.addmm,
+    "baddbmm": TL.baddbmm, "cross": TL.cross, "kron": TL.kron, "dist": TL.dist,
+    "norm": TL.norm, "renorm": TL.renorm, "trace": TL.trace,
+    "cumsum": TR.cumsum, "cumprod": TR.cumprod, "cummax": TR.cummax, "cummin": TR.cummin,
+    "logcumsumexp": TR.logcumsumexp, "amax": TR.amax, "amin": TR.amin,
+    "aminmax": TR.aminmax, "median": TR.median, "nanmedian": TR.nanmedian, "mode": TR.mode,
+    "kthvalue": TR.kthvalue, "quantile": TR.quantile, "nanquantile": TR.nanquantile,
+    "bincount": TR.bincount, "histc": TR.histc, "unique_consecutive": TR.unique_consecutive,
+    "rsqrt": TP.rsqrt, "erf": TP.erf, "erfc": TP.erfc, "erfinv": TP.erfinv,
+    "lgamma": TP.lgamma, "digamma": TP.digamma, "xlogy": TP.xlogy, "sgn": TP.sgn,
+    "frexp": TP.frexp, "ldexp": TP.ldexp, "float_power": TP.float_power, "fmod": TP.fmod,
+    "nan_to_num": TP.nan_to_num, "frac": TP.frac, "lerp": TP.lerp, "isclose": TP.isclose,
+    "allclose": TP.allclose,
+    "scatter_reduce": TI.scatter_reduce, "index_reduce": TI.index_reduce,
+    "index_fill": TI.index_fill, "masked_scatter": TI.masked_scatter,
+}
+_INPLACE = (
+    "cumsum", "cumprod", "renorm", "addmm", "baddbmm", "rsqrt", "erf", "erfc", "erfinv",
+    "lgamma", "digamma", "xlogy", "sgn", "ldexp", "float_power", "fmod", "nan_to_num", "frac",
+    "lerp", "scatter_reduce", "index_reduce", "masked_scatter",
+)
+for _name, _fn in _FUNCTIONS.items():
+    _method_of(_name, _fn)
+for _name in _INPLACE:
+    _inplace_twin(_name)
+del _name, _fn
+
+
+def _type_as(self, other):
+    return _to(self, other.dtype)
+
+
+def _addcmul(self, tensor1, tensor2, *, value=1):
+    return E.add(self, _scaled(E.multiply(tensor1, tensor2), value))
+
+
+def _addcdiv(self, tensor1, tensor2, *, value=1):
+    if tensor1._dtype.kind in ("bool", "int", "uint") and tensor2._dtype.kind in (
+            "bool", "int", "uint"):
+        raise RuntimeError("Integer division with addcdiv is no longer supported; divide "
+                           "tensor1 by tensor2 explicitly")
+    return E.add(self, _scaled(E.divide(tensor1, tensor2), value))
+
+
+def _diff(self, n=1, dim=-1, prepend=None, append=None):
+    return U.diff(self, n, dim, prepend, append)
+
+
+def _roll(self, shifts, dims=None):
+    return M.roll(self, shifts, axis=dims)
+
+
+def _where(self, condition, y):
+    return S.where(condition, self, y)
+
+
+def _unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    if dim is not None:
+        return TR.unique_slices(self, dim, return_inverse, return_counts)
+    if return_inverse and return_counts:
+        values, _, inverse, counts = SF.unique_all(self)
+        return values, inverse, counts
+    if return_inverse:
+        return tuple(SF.unique_inverse(self))
+    if return_counts:
+        return tuple(SF.unique_counts(self))
+    return SF.unique_values(self)
+
+
+_attach("type_as", _type_as, "``x.type_as(other)``: ``x.to(other.dtype)``.")
+_attach("ndimension", lambda self: self.ndim, "``x.ndimension()``: the number of dimensions.")
+_attach("addcmul", _addcmul, "``x.addcmul(t1, t2, value=1)``: ``x + value * t1 * t2``.")
+_attach("addcdiv", _addcdiv, "``x.addcdiv(t1, t2, value=1)``: ``x + value * t1 / t2``.")
+_attach("diff", _diff, "``x.diff(n=1, dim=-1, prepend=None, append=None)``: "
+        ":func:`arraykit.diff` (``n``-th forward differences along ``dim``).")
+_attach("roll", _roll, "``x.roll(shifts, dims=None)``: :func:`arraykit.roll`.")
+_attach("where", _where, "``x.where(condition, y)``: ``arraykit.where(condition, x, y)``.")
+_attach("unique", _unique, "``x.unique(sorted=True, return_inverse=False, return_counts="
+        "False)``: the sorted distinct values (:func:`arraykit.unique_values`), with the "
+        "inverse indices and the counts when asked; with ``dim``, the distinct slices along it.")
+for _name in ("addcmul", "addcdiv"):
+    _inplace_twin(_name)
+del _name

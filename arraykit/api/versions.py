@@ -6,6 +6,12 @@ every function with it except where the standard changed a return type in
 2025.12: ``meshgrid`` and ``broadcast_arrays`` return lists and
 ``__array_namespace_info__().devices()`` a list, as those versions specify. The
 modules are importable as ``arraykit.api_2023_12`` and ``arraykit.api_2024_12``.
+
+:func:`set_array_api_version` selects, for the whole process, the namespace that
+``x.__array_namespace__()`` returns without ``api_version`` (as
+``array_api_strict.set_array_api_strict_flags(api_version=...)``): libraries that
+ask no version and were written for an earlier one (SciPy 1.17's test suite adds
+``+ [None]`` to ``devices()``) get that version's namespace.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import sys
 import types
 
+from ..tensors import namespace_registry
 from . import creation, info, manipulation
 
 LATEST = "2025.12"
@@ -52,6 +59,29 @@ _OVERRIDES = {
     "broadcast_arrays": broadcast_arrays,
     "__array_namespace_info__": __array_namespace_info__,
 }
+
+
+def set_array_api_version(version):
+    """Make ``x.__array_namespace__()`` (no ``api_version``) return the namespace of
+    ``version`` ("2023.12", "2024.12" or "2025.12", the default) for the whole
+    process; the namespaces themselves (``arraykit``, ``arraykit.api_2024_12``) are
+    unchanged. ValueError for other versions."""
+    if version == LATEST:
+        chosen = namespace_registry.namespace
+    elif version in LEGACY:
+        chosen = namespace_registry.versions[version]
+    else:
+        raise ValueError(
+            f"unsupported array API version {version!r}; arraykit implements "
+            f"{', '.join(LEGACY + (LATEST,))}"
+        )
+    namespace_registry.register(selected=chosen)
+
+
+def get_array_api_version():
+    """The version :func:`set_array_api_version` selected ("2025.12" by default)."""
+    chosen = namespace_registry.selected or namespace_registry.namespace
+    return chosen.__array_api_version__
 
 
 def build(package, version):

@@ -12,12 +12,16 @@ from . import tensor_grad
 from .function import Function, FunctionCtx
 from .functional import grad as functional_grad
 from .functional import value_and_grad, vjp
-from .mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
 from .recording import Recorder
 
 __all__ = [
     "Function", "FunctionCtx", "grad", "backward", "functional_grad", "value_and_grad", "vjp",
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "is_inference_mode_enabled",
 ]
 
 register_recorder(Recorder(Tensor))

@@ -263,7 +263,8 @@ class Forward:
             *(avals[i] for i in present))
         n_out = len(shapes[0])
         marks = {j: {_OutputMark(j)} for j in range(n_out)}
-        flows = _dependencies(closed.jaxpr, [{i} for i in present], marks)[n_out:]
+        written = _written_values(closed.jaxpr) if self.inplace else None
+        flows = _dependencies(closed.jaxpr, [{i} for i in present], marks, written)[n_out:]
         deps = set().union(*flows)
         diff = [i for i, m in enumerate(self.mask) if m]
         self.avals = tuple(avals)
@@ -293,16 +294,63 @@ class _OutputMark:
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "checkpoint", "remat", "custom_jvp_call"}
 
 
-def _dependencies(jaxpr, in_deps, marks=None):
+# Primitives that only move values, with the operands whose values they carry (None:
+# all but a leading condition): the path from an in-place kernel's computed values
+# into its target buffer (see :func:`arraykit.kernels.strided.write`).
+_MOVES = {
+    "reshape": (0,), "transpose": (0,), "rev": (0,), "convert_element_type": (0,),
+    "copy": (0,), "copy_p": (0,), "squeeze": (0,), "expand_dims": (0,),
+    "broadcast_in_dim": (0,), "pad": (0,), "slice": (0,), "dynamic_slice": (0,),
+    "dynamic_update_slice": (1,), "scatter": (2,), "select_n": None,
+}
+
+
+def _carried(eqn):
+    """The operands whose values ``eqn`` moves into its result, or None if it computes."""
+    name = eqn.primitive.name
+    if name in ("jit", "pjit") and eqn.params.get("name") == "_where":
+        return eqn.invars[1:]
+    if name not in _MOVES:
+        return None
+    positions = _MOVES[name]
+    return eqn.invars[1:] if positions is None else [eqn.invars[i] for i in positions]
+
+
+def _written_values(jaxpr):
+    """An in-place kernel's jaxpr: the variables computed by the operations whose values
+    are moved into its output 0 (the new target buffer), each marked as that output, so
+    that a VJP rule reading them (``exp``, ``tanh``, ``relu``... saving their result as
+    PyTorch does) reads the written storage, checked for later in-place writes."""
+    producers = {v: eqn for eqn in jaxpr.eqns for v in eqn.outvars}
+    found = {}
+    seen = set()
+    stack = [jaxpr.outvars[0]]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Literal) or v in seen or v not in producers:
+            continue
+        seen.add(v)
+        carried = _carried(producers[v])
+        if carried is None:
+            found[v] = {_OutputMark(0)}
+        else:
+            stack.extend(carried)
+    return found
+
+
+def _dependencies(jaxpr, in_deps, marks=None, computed_marks=None):
     """For each output of ``jaxpr``, the input positions it depends on, given ``in_deps``
     (a set of positions per input variable). ``marks`` (output position -> set) are
-    added where that output is computed, so whatever is computed from it carries them."""
+    added where that output is computed, so whatever is computed from it carries them;
+    ``computed_marks`` (variable -> set) likewise where those variables are computed."""
     deps = dict(zip(jaxpr.invars, in_deps))
     marked = {}
     for k, extra in (marks or {}).items():
         v = jaxpr.outvars[k]
         if not isinstance(v, Literal) and v not in deps:  # not an input passed through
             marked.setdefault(v, set()).update(extra)
+    for v, extra in (computed_marks or {}).items():
+        marked.setdefault(v, set()).update(extra)
 
     def of(v):
         return set() if isinstance(v, Literal) else deps.get(v, set())

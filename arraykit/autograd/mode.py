@@ -1,7 +1,8 @@
 """Gradient mode: whether operations on tensors that require grad are recorded.
 
 Thread-local, on by default, as in PyTorch. ``no_grad``, ``enable_grad`` and
-``set_grad_enabled`` work as context managers and as decorators.
+``set_grad_enabled`` work as context managers and as decorators; ``inference_mode`` is
+``no_grad`` under PyTorch's other name.
 """
 
 from __future__ import annotations
@@ -86,3 +87,49 @@ class enable_grad(_Mode):
     """Enable gradient recording inside the block or decorated function (e.g. within no_grad)."""
 
     MODE = True
+
+
+class inference_mode:  # noqa: N801 (PyTorch's spelling)
+    """Inference mode (``torch.inference_mode``): no gradient recording inside the
+    block or decorated function, as :class:`no_grad`; as in PyTorch, ``mode=False``
+    turns inference mode off and gradient recording on for the block. Also usable
+    as a bare decorator (``@inference_mode``).
+
+    arraykit has no separate kind of inference tensor: what is computed here is an
+    ordinary tensor without history, usable with autograd afterwards.
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # @inference_mode without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+        self._previous = []
+
+    def __enter__(self):
+        self._previous.append((is_grad_enabled(), is_inference_mode_enabled()))
+        _set(not self.mode)
+        _STATE.inference = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        grad, inference = self._previous.pop()
+        _set(grad)
+        _STATE.inference = inference
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def in_inference_mode(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return in_inference_mode
+
+
+def is_inference_mode_enabled():
+    """Whether this thread is inside an :class:`inference_mode` block."""
+    return getattr(_STATE, "inference", False)

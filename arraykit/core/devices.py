@@ -90,14 +90,17 @@ class Placement:
 
     ``platform`` is its devices' platform; two placements (or a placement and a
     device) are compatible in one operation when they cover the same devices.
+    ``addressable`` is False when the devices span several processes
+    (``jax.distributed``): this process holds only some shards of such a tensor.
     """
 
-    __slots__ = ("sharding", "platform", "device_set")
+    __slots__ = ("sharding", "platform", "device_set", "addressable")
 
     def __init__(self, sharding):
         self.sharding = sharding
         self.device_set = frozenset(sharding.device_set)
         self.platform = next(iter(self.device_set)).platform
+        self.addressable = sharding.is_fully_addressable
 
     def __eq__(self, other):
         return isinstance(other, Placement) and self.sharding == other.sharding
@@ -133,6 +136,44 @@ def sharding_of(device):
     if isinstance(device, Placement):
         return device.sharding
     return jax.sharding.SingleDeviceSharding(device)
+
+
+def addressable(device):
+    """Whether this process holds all of ``device``'s memory (False for a placement over
+    the devices of several processes)."""
+    return not isinstance(device, Placement) or device.addressable
+
+
+def require_addressable(device, what, buffer=None):
+    """Raise RuntimeError when ``what`` (an operation reading values on the host) meets
+    a tensor on ``device`` whose shards live partly in other processes (a ``buffer``
+    replicated on every device can be read: this process holds a whole copy)."""
+    if not addressable(device) and not getattr(buffer, "is_fully_replicated", False):
+        raise RuntimeError(
+            f"{what}: the tensor is spread over the devices of several processes "
+            f"({len(device.device_set)} devices, {device.sharding}); this process holds only "
+            "some of its values. Every process can get all of them with "
+            "arraykit.distributed.all_gather_global(x) (a collective: all processes call it), "
+            "or its own rows with arraykit.distributed.to_process_local(x)"
+        )
+
+
+@x64.scoped
+def put_global(local, sharding):
+    """``local`` (this process's full copy of the values: a JAX array of one process or
+    a NumPy array) placed by ``sharding``, whose devices span several processes, with
+    no transfer between hosts: each of this process's devices gets its slice of
+    ``local``. Every process must pass the same values (nothing checks it). Inside a
+    trace it is ``jax.device_put``'s placement of the traced value."""
+    shape = local.shape
+    indices = sharding.addressable_devices_indices_map(shape)
+    if isinstance(local, np.ndarray):
+        pieces = [jax.device_put(np.array(local[i]), d) for d, i in indices.items()]
+    else:
+        pieces = [jax.device_put(local[i], d) for d, i in indices.items()]
+    if pieces and isinstance(pieces[0], jax.core.Tracer):  # inside a trace: a placement of the value
+        return jax.device_put(local, sharding)
+    return jax.make_array_from_single_device_arrays(shape, sharding, pieces)
 
 
 def one_cpu(device):
@@ -236,6 +277,8 @@ def host_to_device(arr, device, copy=True):
     returns (jax 0.11 on a GPU), so it is handed a host copy too. ``copy=False``
     asks for an alias and returns ``(buffer, aliased)``.
     """
+    if isinstance(device, Placement) and not device.addressable:
+        return put_global(arr, device.sharding) if copy else (put_global(arr, device.sharding), False)
     if isinstance(device, Placement):  # shards may alias host memory: hand JAX a copy
         buf = jax.device_put(arr.copy() if copy else arr, device.sharding)
         return buf if copy else (buf, False)

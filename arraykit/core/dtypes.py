@@ -81,12 +81,27 @@ _BY_NAME = {d.name: d for d in ALL + EXTRA}
 _BY_NP = {d.np: d for d in ALL + EXTRA}
 
 DEFAULT_FLOAT = float32
+"""The default floating dtype (``set_default_float`` changes it, process-wide)."""
 DEFAULT_COMPLEX = complex64
+"""The default complex dtype: the complex dtype of :data:`DEFAULT_FLOAT`'s precision."""
 DEFAULT_INT = int64
 DEFAULT_INDEX = int64
 
 _COMPLEX_OF = {float32: complex64, float64: complex128}
 _REAL_OF = {complex64: float32, complex128: float64}
+
+
+def set_default_float(dtype):
+    """Make ``dtype`` (float32 or float64) the default floating dtype, and its complex
+    counterpart the default complex dtype, for the whole process (as PyTorch's
+    ``torch.set_default_dtype``). Readers look up :data:`DEFAULT_FLOAT` on this
+    module at call time: one attribute read on the hot path."""
+    global DEFAULT_FLOAT, DEFAULT_COMPLEX
+    if dtype not in _COMPLEX_OF:
+        raise TypeError(
+            f"only float32 and float64 can be the default dtype, got {dtype}"
+        )
+    DEFAULT_FLOAT, DEFAULT_COMPLEX = dtype, _COMPLEX_OF[dtype]
 
 
 def from_name(name):
@@ -181,15 +196,12 @@ def kind_fits(kind, dtype):
 
 
 def writable(value, target):
-    """Whether values of dtype ``value`` can be written into ``target`` without losing
-    what the standard's promotion rules keep: a lower kind always, the same kind
-    only when it promotes to ``target`` (integers never into a float of their size)."""
-    if value is target or _KIND_RANK[value.kind] < _KIND_RANK[target.kind]:
-        return True
-    integral = ("int", "uint")
-    return promote(value, target) is target and (
-        (value.kind in integral) == (target.kind in integral) or value.kind == "bool"
-    )
+    """Whether the result of an in-place operation, of dtype ``value``, may be stored
+    into a tensor of dtype ``target``: PyTorch's same-kind rule (``canCast``). Any
+    dtype of the same or a lower kind casts (int64 into int32, float64 into float32);
+    a higher kind never does (float into an integer, complex into a real dtype,
+    anything but bool into bool)."""
+    return _KIND_RANK[value.kind] <= _KIND_RANK[target.kind]
 
 
 def promote_scalar(dtype, value):

@@ -37,6 +37,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import dtypes
+
 SETTINGS = ("highest", "high", "medium")
 _DOT = {
     "highest": (jax.lax.Precision.HIGHEST,),
@@ -167,5 +169,6 @@ def any_autocast():
 
 def mode():
     """The compute modes a traced program depends on (precision, this thread's autocast
-    state); part of every ``arraykit.jit`` signature."""
-    return (_setting, _autocast.enabled if _threads_casting else ())
+    state, the default float dtype a trace may have baked in); part of every
+    ``arraykit.jit`` signature."""
+    return (_setting, _autocast.enabled if _threads_casting else (), dtypes.DEFAULT_FLOAT)

@@ -44,6 +44,7 @@ import jax
 import numpy as np
 
 from . import buffer_pool
+from .devices import as_device, host_to_device
 
 _referenced_elsewhere = buffer_pool.referenced_elsewhere
 _Tracer = jax.core.Tracer
@@ -152,11 +153,32 @@ class Storage:
 
     def __del__(self, _recycle=buffer_pool.recycle, _min_bytes=buffer_pool.MIN_BYTES):
         # An exported buffer is recycled only if nothing else references it (recycle checks).
-        counted = self._counted
+        # A storage whose construction failed (an exception in __init__, an unpickling
+        # that stopped half-way) may not have counted itself: nothing to release then.
+        try:
+            counted = self._counted
+        except AttributeError:
+            return
         if counted is not None:
             self._events.append(~counted)
             if counted >= _min_bytes and not self.shared:
                 _recycle(self._buffer, self.device, counted)
+
+    def __reduce__(self):
+        """Pickle and ``copy.deepcopy``: the whole buffer's values (a NumPy copy), the
+        dtype and the device (its ``platform:id``; a placement over several devices
+        is restored on the default device). Tensors pickled together that shared this
+        storage share the restored one (pickle's and deepcopy's memo)."""
+        buf = self._buffer
+        if isinstance(buf, _Tracer):
+            raise TypeError("a storage traced inside a JAX transform cannot be pickled or copied")
+        with self.lock:
+            values = np.array(buf)
+        device = self.device
+        spec = None
+        if isinstance(device, jax.Device):
+            spec = f"{device.platform}:{jax.devices(device.platform).index(device)}"
+        return _restore, (values, self.dtype, spec)
 
     @property
     def lock(self):
@@ -274,3 +296,9 @@ def _leak_error(storage):
         "the tensor to the traced function as an argument and return the result, or "
         "use arraykit.jit, which writes such tensors back after the call"
     )
+
+
+def _restore(values, dtype, device):
+    """The storage :meth:`Storage.__reduce__` describes, on ``device`` (None: the default)."""
+    device = as_device(device)
+    return Storage(host_to_device(values, device), dtype, device)

@@ -2,7 +2,7 @@
 layers, containers and losses, :mod:`arraykit.nn.functional`, :mod:`arraykit.nn.init`
 and :mod:`arraykit.nn.utils` (gradient clipping)."""
 
-from . import functional, init, utils
+from . import functional, init, tensor_methods, utils
 from .module import Module
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _layers

@@ -2,7 +2,10 @@
 kinks (see :mod:`arraykit.kernels.derivatives`): ``hardtanh`` and ``hardsigmoid``
 pass no gradient at their corners, ``leaky_relu`` passes ``negative_slope`` at 0,
 ``elu`` passes ``alpha`` at 0, ``hardswish`` its outer derivatives at -3 and 3,
-``softplus`` the smooth branch at its threshold. Real floating-point inputs.
+``softplus`` the smooth branch at its threshold. The ``*_from_result`` forms are
+differentiated through their result, as PyTorch's in-place forms that save it (so
+the autograd engine checks the written tensor for later in-place writes). Real
+floating-point inputs.
 """
 
 from __future__ import annotations
@@ -39,20 +42,6 @@ def leaky_relu(x, slope):
     @with_jvp(lambda p, out, dx: jnp.where(p[0] > 0, dx, dx * _scalar(slope, dx)))
     def body(x):
         return jnp.where(x > 0, x, x * _scalar(slope, x))
-
-    return body(x)
-
-
-def elu(x, alpha):
-    """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``; derivative ``alpha`` at 0."""
-
-    def negative_side(x):
-        return _scalar(alpha, x) * jnp.expm1(jnp.minimum(x, jnp.zeros((), x.dtype)))
-
-    @with_jvp(lambda p, out, dx: jnp.where(
-        p[0] > 0, dx, dx * _scalar(alpha, dx) * jnp.exp(_frozen_unless(p[0] < 0, p[0]))))
-    def body(x):
-        return jnp.where(x > 0, x, negative_side(x))
 
     return body(x)
 
@@ -94,3 +83,74 @@ def hardswish(x):
 def sigmoid(x):
     """``1 / (1 + exp(-x))``, differentiated through its result (PyTorch saves it)."""
     return jax.nn.sigmoid(x)
+
+
+def leaky_relu_from_result(x, slope):
+    """:func:`leaky_relu` differentiated through its result, as PyTorch's in-place form
+    (which saves the result; ``slope >= 0``, so the result's sign is the input's)."""
+
+    @with_jvp(lambda p, out, dx: jnp.where(out > 0, dx, dx * _scalar(slope, dx)))
+    def body(x):
+        return jnp.where(x > 0, x, x * _scalar(slope, x))
+
+    return body(x)
+
+
+def elu(x, alpha, scale=1.0, input_scale=1.0):
+    """``scale * x`` for ``x > 0``, else ``scale * alpha * (exp(input_scale * x) - 1)``
+    (``elu``; ``celu`` and ``selu`` are its scalings); the negative branch's derivative at 0."""
+    s, a, k = float(scale), float(alpha), float(input_scale)
+
+    def negative_side(x):
+        kx = jnp.minimum(x, jnp.zeros((), x.dtype)) * _scalar(k, x)
+        return _scalar(s * a, x) * jnp.expm1(kx)
+
+    @with_jvp(lambda p, out, dx: jnp.where(
+        p[0] > 0, dx * _scalar(s, dx),
+        dx * _scalar(s * a * k, dx) * jnp.exp(_frozen_unless(p[0] < 0, p[0]) * _scalar(k, dx))))
+    def body(x):
+        return jnp.where(x > 0, x * _scalar(s, x), negative_side(x))
+
+    return body(x)
+
+
+def elu_from_result(x, alpha, scale=1.0, input_scale=1.0):
+    """:func:`elu` differentiated through its result, as PyTorch's in-place form
+    (``alpha >= 0``): ``scale`` where the result is positive, else
+    ``input_scale * (result + scale * alpha)``."""
+    s, a, k = float(scale), float(alpha), float(input_scale)
+
+    @with_jvp(lambda p, out, dx: jnp.where(
+        out > 0, dx * _scalar(s, dx), dx * _scalar(k, dx) * (out + _scalar(s * a, dx))))
+    def body(x):
+        return elu(x, alpha, scale, input_scale)
+
+    return body(x)
+
+
+def _noise_partials(from_result):
+    def dx(p, out, t):
+        positive = (out if from_result else p[0]) > 0
+        return jnp.where(positive, t, t * p[1])
+
+    def dnoise(p, out, t):
+        return where0(p[0] <= 0, p[0] * t)
+
+    return dx, dnoise
+
+
+@with_jvp(*_noise_partials(False))
+def rrelu_with_noise(x, noise):
+    """``x`` for ``x > 0``, else ``noise * x`` (``noise``: the drawn slopes)."""
+    return jnp.where(x > 0, x, x * noise.astype(x.dtype))
+
+
+@with_jvp(*_noise_partials(True))
+def rrelu_with_noise_from_result(x, noise):
+    """:func:`rrelu_with_noise` differentiated through its result (the in-place form)."""
+    return jnp.where(x > 0, x, x * noise.astype(x.dtype))
+
+
+def threshold(x, limit, value):
+    """``x`` where ``x > limit``, else ``value`` (no gradient where replaced)."""
+    return jnp.where(x > limit, x, jnp.asarray(value).astype(x.dtype))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import random
@@ -20,7 +21,8 @@ from ..tensors.tensor_type import require_tensor
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-    "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "eye_", "dirac_",
+    "orthogonal_", "sparse_",
 ]
 
 # ---------------------------------------------------------------------- random draws
@@ -143,3 +145,104 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     """He normal: ``N(0, std²)`` with ``std = gain / sqrt(fan)``."""
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
+
+
+def _truncated_body(u, mean, std, a, b):
+    """Inverse-CDF draw of N(mean, std²) truncated to ``[a, b]`` from uniforms ``u`` in [0, 1)."""
+    erf = jax.scipy.special.erf
+    low = erf((a - mean) / (std * np.sqrt(2.0)))
+    high = erf((b - mean) / (std * np.sqrt(2.0)))
+    z = jax.scipy.special.erfinv(low + (high - low) * u)
+    return jnp.clip(mean + std * np.sqrt(2.0) * z, a, b).astype(u.dtype)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill ``tensor`` with values from N(mean, std²) truncated to ``[a, b]`` (inverse CDF)."""
+    _floating(tensor, "trunc_normal_")
+    if not a < b:
+        raise ValueError(f"trunc_normal_: the bounds must satisfy a < b, got a={a}, b={b}")
+    u = _uniform(tensor.shape, 0.0, 1.0, tensor.dtype, tensor.device, generator)
+    with no_grad():
+        return tensor.copy_(apply(_truncated_body, (u,), (float(mean), float(std), float(a), float(b))))
+
+
+def _eye_body(t):
+    return jnp.eye(t.shape[0], t.shape[1], dtype=t.dtype)
+
+
+def eye_(tensor):
+    """Fill the 2-D ``tensor`` with the identity matrix."""
+    require_tensor(tensor, "eye_")
+    if tensor.ndim != 2:
+        raise ValueError(f"Only tensors with 2 dimensions are supported, got shape {tensor.shape}")
+    with no_grad():
+        return tensor.copy_(apply(_eye_body, (tensor,)))
+
+
+def _dirac_body(t, groups):
+    out_per_group = t.shape[0] // groups
+    n = min(out_per_group, t.shape[1])
+    centre = tuple(k // 2 for k in t.shape[2:])
+    out = jnp.zeros(t.shape, t.dtype)
+    for g in range(groups):
+        d = jnp.arange(n)
+        out = out.at[(g * out_per_group + d, d) + centre].set(1)
+    return out
+
+
+def dirac_(tensor, groups=1):
+    """Fill the 3-, 4- or 5-D ``tensor`` with the Dirac delta: convolutions keep the
+    identity of as many input channels as possible (per group of output channels)."""
+    require_tensor(tensor, "dirac_")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"Only tensors with 3, 4, or 5 dimensions are supported, got shape {tensor.shape}")
+    if tensor.shape[0] % groups:
+        raise ValueError(f"dim 0 ({tensor.shape[0]}) must be divisible by groups ({groups})")
+    with no_grad():
+        return tensor.copy_(apply(_dirac_body, (tensor,), (int(groups),)))
+
+
+def _orthogonal_body(z, shape, gain):
+    rows, cols = z.shape
+    flat = z.T if rows < cols else z
+    q, r = jnp.linalg.qr(flat)
+    q = q * jnp.sign(jnp.diagonal(r))[None, :]
+    q = q.T if rows < cols else q
+    return (gain * q).reshape(shape).astype(z.dtype)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill ``tensor`` (at least 2-D, flattened to (rows, rest)) with a (semi-)orthogonal
+    matrix: the Q of the QR decomposition of a normal draw, made unique by the signs of
+    R's diagonal, times ``gain``."""
+    _floating(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError(f"Only tensors with 2 or more dimensions are supported, got shape {tensor.shape}")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    draw = normal_(tensor.new_empty((rows, tensor.numel() // rows)), generator=generator)
+    with no_grad():
+        return tensor.copy_(apply(_orthogonal_body, (draw,), (tuple(tensor.shape), float(gain))))
+
+
+def _sparse_body(values, ranks, zeros_per_column):
+    return jnp.where(ranks < zeros_per_column, jnp.zeros((), values.dtype), values)
+
+
+def _ranks(u):
+    return jnp.argsort(jnp.argsort(u, axis=0), axis=0)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill the 2-D ``tensor`` from N(0, std²), then zero ``ceil(sparsity * rows)``
+    randomly chosen elements of every column."""
+    _floating(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError(f"Only tensors with 2 dimensions are supported, got shape {tensor.shape}")
+    rows = tensor.shape[0]
+    zeros = int(math.ceil(sparsity * rows))
+    normal_(tensor, 0.0, std, generator)
+    ranks = apply(_ranks, (_uniform(tensor.shape, 0.0, 1.0, tensor.dtype, tensor.device, generator),))
+    with no_grad():
+        return tensor.copy_(apply(_sparse_body, (tensor, ranks), (zeros,)))

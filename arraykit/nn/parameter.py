@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.mode import no_grad
-from ..tensors.tensor_type import require_tensor
+from ..tensors.tensor_type import register_mark, require_tensor
 
 # id -> weak reference of every live parameter (a WeakSet would compare tensors with
 # ``==``, which is elementwise).
@@ -47,6 +47,12 @@ class Parameter(metaclass=_ParameterMeta):
         p.requires_grad_(requires_grad)
         _PARAMETERS[id(p)] = weakref.ref(p, _forget(id(p)))
         return p
+
+
+register_mark(
+    "parameter", lambda t: isinstance(t, Parameter),
+    lambda t: Parameter(t, requires_grad=t.requires_grad),
+)
 
 
 def set_data(p, new):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, whole
+from .optimizer import Optimizer, lerp, whole
 
 __all__ = ["Adam", "AdamW"]
 
@@ -23,11 +23,6 @@ def _moments(flat, n, amsgrad):
     return flat[0], parts
 
 
-def _lerp(start, end, weight):
-    """PyTorch's ``lerp`` (its two-sided formula)."""
-    return jnp.where(weight < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight))
-
-
 def _adam_state(flat, grad, *rest):
     *p, h, (maximize, l2, amsgrad) = rest
     g = -grad if maximize else grad
@@ -35,7 +30,7 @@ def _adam_state(flat, grad, *rest):
         g = g + h[4].astype(g.dtype) * p[0]
     g = g.reshape(-1).astype(flat.dtype)
     step, parts = _moments(flat, g.size, amsgrad)
-    m = _lerp(parts[0], g, (1 - h[1]).astype(flat.dtype))
+    m = lerp(parts[0], g, (1 - h[1]).astype(flat.dtype))
     v = parts[1] * h[2].astype(flat.dtype) + (1 - h[2]).astype(flat.dtype) * g * g
     new = [(step + 1)[None], m, v]
     if amsgrad:
@@ -81,15 +76,7 @@ class Adam(Optimizer):
                         fused=None, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def add_param_group(self, param_group):
-        """Add a parameter group (see :meth:`Optimizer.add_param_group`); complex parameters
-        are not supported."""
-        super().add_param_group(param_group)
-        for p in self.param_groups[-1]["params"]:
-            if p.dtype.kind != "float":
-                self.param_groups.pop()
-                self._hyper.pop()
-                raise TypeError(f"{type(self).__name__} supports real floating-point parameters, got {p.dtype}")
+    _real_floating_only = True
 
     def _hyper_values(self, group):
         beta1, beta2 = group["betas"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 
+import jax.numpy as jnp
 import numpy as np
 
 from ..api.creation import asarray, zeros
@@ -40,6 +41,41 @@ def whole(t):
     return Tensor._make(st, L.Layout((st.size(),), (1,), 0), st.dtype)
 
 
+def check_hyperparameter(value, label, valid=None):
+    """Raise PyTorch's ``ValueError("Invalid <label>: <value>")`` unless ``valid`` (by
+    default: ``value >= 0``)."""
+    if not (value >= 0.0 if valid is None else valid):
+        raise ValueError(f"Invalid {label}: {value}")
+
+
+def gradient_term(grad, p, weight_decay, maximize):
+    """The direction an update follows: ``grad`` (negated when ``maximize``) plus
+    ``weight_decay · p`` when ``p`` is given (L2 weight decay); a kernel helper."""
+    g = -grad if maximize else grad
+    if p is not None:
+        g = g + weight_decay.astype(g.dtype) * p
+    return g
+
+
+def lerp(start, end, weight):
+    """PyTorch's ``lerp`` (its two-sided formula); a kernel helper."""
+    return jnp.where(weight < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight))
+
+
+def segments(flat, sizes):
+    """The consecutive pieces of the 1-D ``flat`` with the given ``sizes``."""
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(flat[start:start + size])
+        start += size
+    return pieces
+
+
+def slot_sizes(slots, n):
+    """The sizes of a state's entries laid out flat: 1 for a scalar, ``n`` otherwise."""
+    return tuple(1 if scalar else n for _, scalar in slots)
+
+
 class ParamGroup(dict):
     """A parameter group: a dict whose option assignments reach the optimizer's
     hyperparameter tensors at once (see the module docstring)."""
@@ -57,6 +93,8 @@ class ParamGroup(dict):
 class Optimizer:
     """Base class of the optimizers: ``Optimizer(params, defaults)``, where ``params``
     is an iterable of tensors or of dicts (parameter groups with their own options)."""
+
+    _real_floating_only = False  # whether complex parameters are refused
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -99,6 +137,13 @@ class Optimizer:
         self.param_groups.append(ParamGroup(group, self._refresh))
         self._hyper.append([None, {}])
 
+        if self._real_floating_only:
+            for p in params:
+                if p.dtype.kind != "float":
+                    self.param_groups.pop()
+                    self._hyper.pop()
+                    raise TypeError(f"{type(self).__name__} supports real floating-point parameters, got {p.dtype}")
+
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of every parameter: to None (default) or to zeros in place."""
         for group in self.param_groups:
@@ -122,15 +167,28 @@ class Optimizer:
         slots = self._slots(group)
         if not slots:
             return {}
-        n = p.numel()
-        sizes = [1 if scalar else n for _, scalar in slots]
+        sizes = slot_sizes(slots, p.numel())
         flat = zeros((sum(sizes),), dtype=state_dtype(p), device=p.device)
         state = {}
-        start = 0
-        for (name, scalar), size in zip(slots, sizes):
-            view = flat[start:start + size]
+        for (name, scalar), view in zip(slots, segments(flat, sizes)):
             state[name] = view.reshape(()) if scalar else view.view(p.shape)
-            start += size
+        self._initialize(state, group)
+        return state
+
+    def _initialize(self, state, group):
+        """Give a new, zeroed state its initial values (in place); zeros by default."""
+
+    def _loaded_state(self, p, group, saved, index):
+        """The state of ``p`` restored from the saved entries ``saved`` of parameter ``index``."""
+        state = self._new_state(p, group)
+        unknown = set(saved) - set(state)
+        if unknown:
+            raise KeyError(
+                f"state of parameter {index} has entries {sorted(unknown)} that "
+                f"{type(self).__name__} with these options does not use"
+            )
+        for name, value in saved.items():
+            state[name].copy_(np.asarray(value).astype(state[name].dtype.np))
         return state
 
     def _refresh(self, group):
@@ -233,16 +291,7 @@ class Optimizer:
         with no_grad():
             for i, saved in state_dict["state"].items():
                 p, group = by_index[int(i)]
-                state = self._new_state(p, group)
-                unknown = set(saved) - set(state)
-                if unknown:
-                    raise KeyError(
-                        f"state of parameter {i} has entries {sorted(unknown)} that "
-                        f"{type(self).__name__} with these options does not use"
-                    )
-                for name, value in saved.items():
-                    state[name].copy_(np.asarray(value).astype(state[name].dtype.np))
-                self.state[p] = state
+                self.state[p] = self._loaded_state(p, group, saved, i)
 
     def __repr__(self):
         lines = [type(self).__name__ + " ("]

@@ -13,12 +13,14 @@ elementwise = None  # arraykit.api.elementwise: the operator functions and inpla
 matmul = None  # arraykit.api.matrix_products.matmul
 namespace = None  # the package arraykit (the 2025.12 namespace)
 versions = None  # {"2023.12": namespace, "2024.12": namespace}
+selected = None  # what x.__array_namespace__() returns (None: namespace); set_array_api_version
 
-_NAMES = ("elementwise", "matmul", "namespace", "versions")
+_NAMES = ("elementwise", "matmul", "namespace", "versions", "selected")
 
 
 def register(**entries):
-    """Install entries (``elementwise=``, ``matmul=``, ``namespace=``, ``versions=``)."""
+    """Install entries (``elementwise=``, ``matmul=``, ``namespace=``, ``versions=``,
+    ``selected=``)."""
     for name, value in entries.items():
         if name not in _NAMES:
             raise KeyError(f"unknown namespace registry entry {name!r}; known: {_NAMES}")

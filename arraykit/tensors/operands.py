@@ -9,14 +9,16 @@ into the one internal form the kernels take, here and nowhere else:
   Python scalars become 0-d values of the promoted dtype (the standard's scalar
   promotion); anything else raises :class:`OperandTypeError`.
 - :func:`writable_value` for a value written into a tensor (``x[k] = v``,
-  ``x.copy_(v)``, ``x.fill_(v)``, ``scatter``'s source), checked to be writable into
-  the target's dtype.
+  ``x.copy_(v)``, ``x.fill_(v)``, ``scatter``'s source), cast to the target's dtype
+  as PyTorch casts.
 
 The tensor class is registered by :mod:`.tensor_type` when it is defined (this module
 sits below it, so that the Tensor's own methods can use it).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import jax
 import numpy as np
@@ -25,6 +27,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device, default_device, host_to_device, put
 from ..core.storage import Storage
+from . import namespace_registry
 
 _PROMOTE = D._PROMOTION
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
@@ -47,6 +50,7 @@ class OperandTypeError(TypeError):
 
 _SCALARS = {}
 _SCALARS_MAX = 1024
+_NARROW_FLOATS = frozenset((D.float16, D.bfloat16, D.float32, D.complex64))
 
 
 def scalar(dtype, value):
@@ -60,7 +64,11 @@ def scalar(dtype, value):
     cached = _SCALARS.get(key)
     if cached is not None:
         return cached
-    converted = dtype.np.type(value)
+    if dtype in _NARROW_FLOATS:
+        with np.errstate(over="ignore"):  # out of range gives inf, quietly (PyTorch)
+            converted = dtype.np.type(value)
+    else:
+        converted = dtype.np.type(value)
     if type(value) is complex or value == 0 or value != value:
         return converted
     cached = put(converted)
@@ -144,37 +152,49 @@ def _promote_general(x1, x2, broadcast, name):
 
 
 def check_writable_dtype(value_dtype, target_dtype):
-    """Raise TypeError when a write would lose what the promotion rules keep."""
+    """Raise TypeError when the result of an in-place operation, of ``value_dtype``,
+    cannot be stored into ``target_dtype`` (PyTorch's same-kind rule,
+    :func:`arraykit.core.dtypes.writable`)."""
     if not D.writable(value_dtype, target_dtype):
         raise TypeError(
-            f"cannot write values of dtype {value_dtype} into a tensor of dtype {target_dtype} "
-            "without losing information (array API promotion rules)"
+            f"result type {value_dtype} can't be cast to the desired output type "
+            f"{target_dtype} (an in-place result casts only within its kind or to a higher one)"
         )
 
 
 def writable_value(value, target):
-    """``value`` (tensor, array-like or scalar) as a tensor or 0-d value, checked to be
-    writable into the tensor ``target`` (same device, no information lost)."""
+    """``value`` (tensor, array-like or scalar) as a tensor or 0-d value to write into
+    the tensor ``target`` (same device). Values of any dtype are cast to ``target``'s
+    dtype as PyTorch and NumPy cast them: floats into integers truncate toward zero,
+    complex arrays into a real tensor keep their real part with a warning
+    (PyTorch's and NumPy's), a Python complex into a real tensor raises TypeError."""
     if isinstance(value, Tensor):
         check_same_device(value.device, target.device, "write")
-        check_writable_dtype(value._dtype, target._dtype)
+        if value._dtype.kind == "complex" and target._dtype.kind != "complex":
+            _warn_complex_to_real(target)
+            value = namespace_registry.elementwise.real(value)
         return value
     kind = D.scalar_kind(value)
     if kind is not None:
-        if not D.kind_fits(kind, target._dtype):
+        if kind == "complex" and target._dtype.kind != "complex":
             raise TypeError(
-                f"cannot write a Python {type(value).__name__} ({value!r}) into a tensor of "
-                f"dtype {target._dtype}"
+                f"cannot write the Python complex {value!r} into a tensor of dtype "
+                f"{target._dtype} (write its real part)"
             )
         return scalar(target._dtype, value)
     arr = np.asarray(value)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"cannot write {type(value).__name__} of dtype {arr.dtype} into a tensor")
-    if isinstance(value, np.ndarray):
-        check_writable_dtype(D.from_numpy(arr.dtype), target._dtype)
-    else:
-        kind = D.from_numpy(arr.dtype).kind
-        if not D.kind_fits(kind, target._dtype):
-            raise TypeError(f"cannot write {kind} values into a tensor of dtype {target._dtype}")
+    if arr.dtype.kind == "c" and target._dtype.kind != "complex":
+        _warn_complex_to_real(target)
+        arr = arr.real
+    if not isinstance(value, np.ndarray):
         arr = arr.astype(target._dtype.np)
     return from_numpy(arr, target.device)
+
+
+def _warn_complex_to_real(target):
+    warnings.warn(
+        f"casting complex values to {target._dtype} discards the imaginary part",
+        UserWarning, stacklevel=4,
+    )

@@ -20,16 +20,21 @@ import numpy as np
 
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import as_device, check_same_device, one_cpu, pinned, placement, put
+from ..core.devices import (
+    addressable, as_device, check_same_device, one_cpu, pinned, placement, put, put_global,
+    require_addressable,
+)
 from ..core.host_memory import adopt, is_host
+from ..core.host_memory import share as share_host
 from ..core.storage import Storage
 from ..kernels import bodies as _ops
-from ..kernels.export import dense_values, dlpack_device, export_dlpack, host_view
+from ..kernels.export import dense_values, dlpack_device, export_dlpack
 from ..kernels.launch import apply, apply_inplace, register_tensor_type
 from ..core import deferred_checks
 from . import indexing_keys as K
 from . import namespace_registry as _namespace
 from . import operands
+from .size import ElementCount
 from .operands import OperandTypeError, check_writable_dtype, from_numpy, promote, writable_value
 
 _Tracer = jax.core.Tracer
@@ -99,8 +104,9 @@ class Tensor:
 
     @property
     def size(self):
-        """Number of elements (array API); see :meth:`numel`."""
-        return math.prod(self._layout.shape)
+        """Number of elements (array API, an ``int``), callable as PyTorch's ``x.size()``
+        (an :class:`arraykit.Size`) and ``x.size(dim)``; see :class:`.size.ElementCount`."""
+        return ElementCount(self._layout.shape)
 
     def numel(self):
         """Number of elements."""
@@ -222,6 +228,7 @@ class Tensor:
         st = self._storage
         if isinstance(st._buffer, jax.core.Tracer):
             raise _concrete_value_error("numpy()", self)
+        require_addressable(st.device, "reading values (item, tolist, numpy, print)", st._buffer)
         deferred_checks.report()
         if st.device.platform == "cpu":
             with st.lock:
@@ -229,33 +236,34 @@ class Tensor:
         return np.array(apply(_identity, (self,))._storage._buffer)
 
     def __array__(self, dtype=None, copy=None):
-        """NumPy export. A tensor over NumPy memory (``from_numpy``, ``numpy()``) gives a
-        view of that memory (``copy=True``: a copy). Otherwise a snapshot: zero-copy and
-        read-only when the tensor is its whole storage in C order (the storage is then
-        marked exported: writes copy while the array is alive), else a fresh copy;
-        ``copy=False`` raises."""
-        lay = self._layout
+        """NumPy export (``np.asarray(t)``), as PyTorch's: on the CPU a writable NumPy
+        view sharing the tensor's memory, exactly :meth:`numpy` (the storage moves into
+        NumPy memory once; writes on either side are seen by the other, views such as
+        ``np.asarray(t[0])`` included). ``copy=True`` or another ``dtype``: a private
+        copy. On other devices a private copy; ``copy=False`` raises there."""
         st = self._storage
-        deferred_checks.report()
-        if is_host(st):
-            values = st.host_array(lay)
+        if one_cpu(st.device) and not isinstance(st._buffer, jax.core.Tracer):
+            values = self.numpy()
             if copy:
                 values = values.copy()
         elif copy is False:
-            raise ValueError("arraykit tensors cannot be exported to NumPy without a copy")
-        elif (
-            L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()
-            and not copy and not isinstance(st._buffer, jax.core.Tracer)
-        ):
-            if one_cpu(st.device):
-                values = host_view(self)  # holds the buffer: writes copy while it lives
-            else:
-                values = np.asarray(st.buffer).reshape(lay.shape)  # a copy off the device(s)
+            raise ValueError(
+                f"a tensor on {st.device} cannot be exported to NumPy without a copy"
+            )
         else:
             values = self._values()
         if dtype is not None:
             values = values.astype(dtype, copy=False)
         return values
+
+    def __format__(self, spec):
+        """``format(x, spec)``, f-strings: a 0-d tensor formats its value (as NumPy and
+        PyTorch); other tensors take only the empty spec (``str(x)``), else TypeError."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def tolist(self):
         """Nested Python lists of the values."""
@@ -284,13 +292,30 @@ class Tensor:
 
     __str__ = __repr__
 
+    def __reduce_ex__(self, protocol):
+        """Pickle and ``copy.deepcopy``, as PyTorch's: the storage's values (tensors
+        pickled or copied together that shared a storage share the new one), the
+        layout, the dtype, ``requires_grad`` and the marks layers above keep (an
+        ``nn.Parameter`` stays one). A tensor with autograd history raises, as in
+        PyTorch (only leaves can be copied)."""
+        if not self.is_leaf:
+            raise RuntimeError(
+                "only tensors created explicitly by the user (graph leaves) can be pickled "
+                "or deep-copied; use t.detach()"
+            )
+        marks = tuple(name for name, (test, _) in _MARKS.items() if test(self))
+        return _rebuild, (self._storage, self._layout, self._dtype, self.requires_grad, marks)
+
     # ------------------------------------------------------------------ interop
 
     def __array_namespace__(self, /, *, api_version=None):
         """The array API namespace: ``arraykit`` (2025.12, the default) or the
-        2023.12 / 2024.12 namespace (see :mod:`arraykit.api.versions`)."""
+        2023.12 / 2024.12 namespace (see :mod:`arraykit.api.versions`); without
+        ``api_version``, the one :func:`arraykit.set_array_api_version` selected."""
         namespace = _namespace.namespace
-        if api_version is None or api_version == namespace.__array_api_version__:
+        if api_version is None:
+            return _namespace.selected or namespace
+        if api_version == namespace.__array_api_version__:
             return namespace
         try:
             return _namespace.versions[api_version]
@@ -324,14 +349,71 @@ class Tensor:
         if is_host(st) or not (L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()):
             src = apply(_identity, (self,))  # NumPy memory is read into a private copy too
         with src._storage.lock:
-            buf = put(src._storage.buffer, placement(target, src._storage))
+            buf = src._storage.buffer
+            if addressable(target):
+                buf = put(buf, placement(target, src._storage))
+            else:  # a mesh over several processes: each places its own copy, no cross-host transfer
+                buf = put_global(buf.reshape(self.shape), target.sharding)
         return Tensor._make(Storage(buf, self._dtype, target), L.contiguous(self.shape), self._dtype)
 
     # ------------------------------------------------------------------ views
 
     def view(self, *shape):
-        """Same storage, new shape (PyTorch's rule; raises when only reshape works)."""
+        """Same storage, new shape (PyTorch's rule; raises when only reshape works).
+
+        ``view(dtype)`` (PyTorch's, NumPy's ``a.view(float)``): the same memory read as
+        another dtype, see :meth:`_view_dtype`."""
+        if len(shape) == 1 and _is_dtype_like(shape[0]):
+            return self._view_dtype(shape[0])
         return self._view(L.view(self._layout, _dims(shape)))
+
+    def _view_dtype(self, dtype):
+        """The tensor's bits reinterpreted as ``dtype`` (an arraykit or NumPy dtype, or a
+        Python type: ``float`` is float64, ``int`` int64, ``complex`` complex128), sharing
+        memory as PyTorch's ``view(dtype)``. With another item size the last dimension
+        must have stride 1 and scales by the size ratio (its size, the other strides and
+        the offset must divide by it when the new dtype is larger). A view with another
+        dtype shares memory through NumPy memory (:mod:`arraykit.core.host_memory`), so
+        it needs a CPU tensor outside a trace; on other devices it raises."""
+        new = _VIEW_TYPES.get(dtype) or D.as_dtype(dtype)
+        old = self._dtype
+        if new is old:
+            return self._view(self._layout)
+        st = self._storage
+        if not one_cpu(st.device) or isinstance(st._buffer, jax.core.Tracer):
+            raise RuntimeError(
+                f"view({new}) of a {old} tensor on {st.device}: a view with another dtype "
+                "shares memory only for CPU tensors outside a trace; use x.to('cpu') first"
+            )
+        lay = self._layout
+        if old.itemsize != new.itemsize:
+            what = f"to view {old} as {new} (different element sizes)"
+            if not lay.shape:
+                raise RuntimeError(f"self.dim() cannot be 0 {what}")
+            if lay.strides[-1] != 1 and lay.shape[-1] != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {lay.strides[-1]}")
+            ratio = new.itemsize // old.itemsize
+            if ratio > 1:
+                if lay.shape[-1] % ratio:
+                    raise RuntimeError(
+                        f"self.size(-1) must be divisible by {ratio} {what}, but got {lay.shape[-1]}"
+                    )
+                if lay.offset % ratio:
+                    raise RuntimeError(
+                        f"self.storage_offset() must be divisible by {ratio} {what}, but got "
+                        f"{lay.offset}"
+                    )
+                for d, stride in enumerate(lay.strides[:-1]):
+                    if stride % ratio:
+                        raise RuntimeError(
+                            f"self.stride({d}) must be divisible by {ratio} {what}, but got {stride}"
+                        )
+        values = self.numpy()
+        if old.itemsize != new.itemsize and lay.shape[-1] == 1:
+            values = values.reshape(lay.shape)  # a size-1 last dimension of any stride
+        values = values.view(new.np)
+        buf, layout = share_host(values)
+        return Tensor._make(Storage(buf, new, st.device), layout, new)
 
     def reshape(self, *shape):
         """A view when the layout allows one, otherwise a contiguous copy."""
@@ -706,6 +788,35 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+
+_MARKS = {}  # name -> (test, restore): marks that layers above keep on tensors
+
+
+def register_mark(name, test, restore):
+    """Keep a mark of a layer above (``nn.Parameter``) through pickling and deepcopy:
+    ``test(t)`` says whether ``t`` carries it, ``restore(t)`` puts it back on a copy."""
+    _MARKS[name] = (test, restore)
+
+
+def _rebuild(storage, layout, dtype, requires_grad, marks):
+    """The tensor :meth:`Tensor.__reduce_ex__` describes."""
+    t = Tensor._make(storage, layout, dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    for name in marks:
+        t = _MARKS[name][1](t)
+    return t
+
+
+_VIEW_TYPES = {bool: D.bool_, int: D.int64, float: D.float64, complex: D.complex128}
+
+
+def _is_dtype_like(x):
+    """Whether ``view``'s argument names a dtype rather than a size."""
+    return isinstance(x, (D.DType, np.dtype, str)) or (
+        isinstance(x, type) and (x in _VIEW_TYPES or issubclass(x, np.generic))
+    )
 
 
 def _clamp(cur, *rest):

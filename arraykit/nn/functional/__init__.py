@@ -11,15 +11,21 @@ one kernel (see :mod:`arraykit.nn.attention_kernels`). A family module is named 
 that no function of the namespace shadows it (``dropouts``, ``dense``).
 """
 
-from . import activation, attention, conv, dense, dropouts, loss, normalization, sparse
+from . import activation, attention, conv, dense, distance, dropouts, folding, loss, normalization, padding, pixelshuffle, pooling, sparse, upsampling
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropouts import *  # noqa: F401,F403
+from .folding import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
 
-_FAMILIES = (activation, attention, conv, dense, dropouts, loss, normalization, sparse)
+_FAMILIES = (activation, attention, conv, dense, distance, dropouts, loss, normalization, sparse, padding, pooling, upsampling, folding, pixelshuffle)
 __all__ = [name for family in _FAMILIES for name in family.__all__]

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from ...core import deferred_checks
 from ...core import layout as L
+from ...core.devices import addressable
 from ...kernels.launch import apply
 from ...tensors.tensor_type import require_tensor
 
@@ -57,12 +58,15 @@ def _first_outside(values, size, ignore):
 
 def _check_indices(indices, size, ignore, error):
     """Raise ``error(value)`` for an element of the concrete ``indices`` outside
-    ``[0, size)`` (``ignore`` excepted, unless None): at once on the host, or, on a device that defers
-    its checks, from a kernel read where the host next reads values
-    (:mod:`arraykit.core.deferred_checks`)."""
-    if deferred_checks.deferring(indices._storage.device):
+    ``[0, size)`` (``ignore`` excepted, unless None): at once (read on the host, or by
+    a kernel for a tensor spread over several processes, so that every process raises),
+    or, on a device that defers its checks, from a kernel read where the host next
+    reads values (:mod:`arraykit.core.deferred_checks`)."""
+    device = indices._storage.device
+    if deferred_checks.deferring(device) or not addressable(device):
+        # across processes: every process computes the same (replicated) verdict, so all raise
         found = apply(_first_outside, (indices,), (size, ignore))._storage.buffer
-        deferred_checks.defer(found, lambda host: error(int(host[1])) if host[0] else None)
+        deferred_checks.check(device, found, lambda host: error(int(host[1])) if host[0] else None)
         return
     values = indices._values()  # a snapshot: numpy() would move the storage to NumPy memory
     outside = (values < 0) | (values >= size)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import operator
 
 from ..module import Module
+from ..parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _position(idx, n):
@@ -159,3 +160,108 @@ class ModuleDict(Module):
         pairs = modules.items() if hasattr(modules, "items") else modules
         for key, module in pairs:
             self[key] = module
+
+
+def _as_parameter(value):
+    """A Parameter from ``value`` (a tensor becomes a Parameter, as PyTorch's containers do)."""
+    return value if value is None or isinstance(value, Parameter) else Parameter(value)
+
+
+def _describe(p):
+    return (f"Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}"
+            f"{'' if p.device is None else f' ({p.device})'}]")
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as ``"0"``, ``"1"``... (tensors are made Parameters)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self.extend(() if values is None else values)
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __getitem__(self, idx):
+        values = list(self._parameters.values())
+        if isinstance(idx, slice):
+            return type(self)(values[idx])
+        return values[_position(idx, len(values))]
+
+    def __setitem__(self, idx, value):
+        self.register_parameter(str(_position(idx, len(self))), _as_parameter(value))
+
+    def append(self, value):
+        """Add ``value`` at the end; returns self."""
+        self.register_parameter(str(len(self)), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        """Append every value of the iterable ``values``; returns self."""
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        """One line per parameter: ``(i): Parameter containing: [dtype of size ...]``."""
+        return "\n".join(f"({k}): {_describe(p)}" for k, p in self._parameters.items())
+
+
+class ParameterDict(Module):
+    """A dict of parameters under their keys (tensors are made Parameters)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        self.register_parameter(key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        """The keys, in insertion order."""
+        return self._parameters.keys()
+
+    def values(self):
+        """The parameters, in insertion order."""
+        return self._parameters.values()
+
+    def items(self):
+        """``(key, parameter)`` pairs, in insertion order."""
+        return self._parameters.items()
+
+    def get(self, key, default=None):
+        """The parameter under ``key``, or ``default``."""
+        return self._parameters.get(key, default)
+
+    def pop(self, key):
+        """Remove ``key`` and return its parameter."""
+        return self._parameters.pop(key)
+
+    def update(self, parameters):
+        """Add the parameters of a mapping or of an iterable of ``(key, value)`` pairs."""
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self):
+        """One line per parameter: ``(key): Parameter containing: [dtype of size ...]``."""
+        return "\n".join(f"({k}): {_describe(p)}" for k, p in self._parameters.items())

@@ -11,7 +11,7 @@ from ..module import Module
 from ..parameter import Parameter
 from .allocation import _empty
 
-__all__ = ["Linear"]
+__all__ = ["Identity", "Linear"]
 
 
 class Linear(Module):
@@ -41,3 +41,14 @@ class Linear(Module):
     def extra_repr(self):
         """``in_features=..., out_features=..., bias=...``."""
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Identity(Module):
+    """Returns its input unchanged (any constructor arguments are ignored, as PyTorch)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        """``input`` itself."""
+        return input

@@ -1,25 +1,48 @@
-"""Losses as modules."""
+"""Losses as modules over :mod:`arraykit.nn.functional.loss` (PyTorch's constructor
+options; ``weight`` and ``pos_weight`` are buffers, so they are in the ``state_dict``
+when given)."""
 
 
 from __future__ import annotations
 
 from .. import functional as F
+from ..functional.loss import _legacy_reduction
 from ..module import Module
 
-__all__ = ["CrossEntropyLoss", "MSELoss"]
+__all__ = [
+    "CrossEntropyLoss", "MSELoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss",
+    "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+    "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss",
+    "HingeEmbeddingLoss", "SoftMarginLoss", "MultiMarginLoss",
+]
 
 
-class CrossEntropyLoss(Module):
-    """``F.cross_entropy`` with fixed options (``weight`` is a buffer)."""
+class _Loss(Module):
+    """A loss module: ``reduction`` (or the deprecated ``size_average``/``reduce``)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        if reduction == "batchmean" and size_average is None and reduce is None:
+            self.reduction = reduction
+        else:
+            self.reduction = _legacy_reduction(size_average, reduce, reduction)
+
+
+class _WeightedLoss(_Loss):
+    """A loss with an optional per-class ``weight`` buffer."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """``F.cross_entropy`` with fixed options."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
-        super().__init__()
-        if size_average is not None or reduce is not None:
-            raise TypeError("CrossEntropyLoss: size_average and reduce are deprecated; use reduction=")
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
-        self.reduction = reduction
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
@@ -28,15 +51,221 @@ class CrossEntropyLoss(Module):
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
-class MSELoss(Module):
-    """``F.mse_loss`` with a fixed ``reduction``."""
+class NLLLoss(_WeightedLoss):
+    """``F.nll_loss`` with fixed options."""
 
-    def __init__(self, size_average=None, reduce=None, reduction="mean"):
-        super().__init__()
-        if size_average is not None or reduce is not None:
-            raise TypeError("MSELoss: size_average and reduce are deprecated; use reduction=")
-        self.reduction = reduction
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        """The mean (or sum, or elementwise) squared error."""
-        return F.mse_loss(input, target, reduction=self.reduction)
+        """The negative log-likelihood of ``target`` under log-probabilities ``input``."""
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    """``F.binary_cross_entropy`` with fixed options."""
+
+    def forward(self, input, target):
+        """The binary cross-entropy of probabilities ``input`` against ``target``."""
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``F.binary_cross_entropy_with_logits`` with fixed options (``weight`` and
+    ``pos_weight`` buffers)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        """The binary cross-entropy of ``sigmoid(input)`` against ``target``."""
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """``F.multilabel_soft_margin_loss`` with fixed options."""
+
+    def forward(self, input, target):
+        """The one-versus-all logistic loss."""
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """``F.multi_margin_loss`` with fixed options."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 supported, got {p}")
+        super().__init__(weight, size_average, reduce, reduction)
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        """The multi-class hinge loss."""
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class _Pairwise(_Loss):
+    """A loss ``FUNCTION(input, target, reduction=...)`` without further options."""
+
+    FUNCTION = None
+
+    def forward(self, input, target):
+        """The loss of ``input`` against ``target``."""
+        return type(self).FUNCTION(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Pairwise):
+    """``F.mse_loss`` with a fixed ``reduction``."""
+
+    FUNCTION = staticmethod(F.mse_loss)
+
+
+class L1Loss(_Pairwise):
+    """``F.l1_loss`` with a fixed ``reduction``."""
+
+    FUNCTION = staticmethod(F.l1_loss)
+
+
+class SoftMarginLoss(_Pairwise):
+    """``F.soft_margin_loss`` with a fixed ``reduction``."""
+
+    FUNCTION = staticmethod(F.soft_margin_loss)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss`` with fixed ``reduction`` and ``beta``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        """The smooth L1 loss."""
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss`` with fixed ``reduction`` and ``delta``."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        """The Huber loss."""
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """``F.kl_div`` with fixed ``reduction`` (``batchmean`` too) and ``log_target``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        """The KL divergence of log-probabilities ``input`` from ``target``."""
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class _Margin(_Loss):
+    """A loss with a ``margin``."""
+
+    FUNCTION = None
+    MARGIN = 0.0
+
+    def __init__(self, margin=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = type(self).MARGIN if margin is None else margin
+
+    def forward(self, *inputs):
+        """The loss of the inputs (and target)."""
+        return type(self).FUNCTION(*inputs, margin=self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Margin):
+    """``F.cosine_embedding_loss(input1, input2, target)`` with fixed options."""
+
+    FUNCTION = staticmethod(F.cosine_embedding_loss)
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+
+class MarginRankingLoss(_Margin):
+    """``F.margin_ranking_loss(input1, input2, target)`` with fixed options."""
+
+    FUNCTION = staticmethod(F.margin_ranking_loss)
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+
+class HingeEmbeddingLoss(_Margin):
+    """``F.hinge_embedding_loss(input, target)`` with fixed options."""
+
+    FUNCTION = staticmethod(F.hinge_embedding_loss)
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``F.triplet_margin_loss(anchor, positive, negative)`` with fixed options."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        """The triplet loss."""
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """``F.poisson_nll_loss`` with fixed options."""
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        """The Poisson negative log-likelihood."""
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """``F.gaussian_nll_loss(input, target, var)`` with fixed options."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input, target, var):
+        """The Gaussian negative log-likelihood."""
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)

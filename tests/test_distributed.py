@@ -1,0 +1,421 @@
+"""arraykit.distributed: the process group, collectives, global tensors, the
+launcher. Multi-process tests start 2 processes on 127.0.0.1 through the launcher
+(gloo collectives, JAX_PLATFORMS=cpu, 1 or 2 devices per process) and compare with
+NumPy and with one process's training."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import arraykit as ak
+import arraykit.distributed as dist
+from arraykit.distributed import rendezvous
+from arraykit.distributed.run import main as launch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_launcher(tmp_path, script, nproc=2, devices=1, timeout=240, extra=()):
+    path = tmp_path / "worker.py"
+    path.write_text(textwrap.dedent(script))
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+               PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "arraykit.distributed.run", "--nproc-per-node", str(nproc),
+           "--master-port", str(free_port()), *extra, str(path)]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def results(proc):
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            _, rank, payload = line.split(" ", 2)
+            found[int(rank)] = json.loads(payload)
+    return found
+
+
+# ---------------------------------------------------------------------- one process
+
+
+@pytest.fixture
+def one_process(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "JAX_COORDINATOR_ADDRESS"):
+        monkeypatch.delenv(name, raising=False)
+    dist.init_process_group()
+    yield
+    dist.destroy_process_group()
+
+
+def test_not_initialized_raises():
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="init_process_group"):
+        dist.get_rank()
+
+
+def test_one_process_group(one_process):
+    assert dist.is_initialized() and dist.is_available()
+    assert (dist.get_rank(), dist.get_world_size(), dist.get_local_rank()) == (0, 1, 0)
+    assert dist.get_backend() in ("gloo", "nccl")
+    with pytest.raises(ValueError, match="twice"):
+        dist.init_process_group()
+    x = ak.asarray([1.5, -2.0, 3.0])
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX, dist.ReduceOp.MIN):
+        y = ak.asarray(x)
+        assert dist.all_reduce(y, op) is None
+        np.testing.assert_array_equal(y.numpy(), x.numpy())
+    out = [ak.zeros(3)]
+    dist.all_gather(out, x)
+    np.testing.assert_array_equal(out[0].numpy(), x.numpy())
+    flat = ak.zeros(3)
+    dist.all_gather_into_tensor(flat, x)
+    np.testing.assert_array_equal(flat.numpy(), x.numpy())
+    with pytest.raises(ValueError, match="output shape"):
+        dist.all_gather_into_tensor(ak.zeros(4), x)
+    with pytest.raises(ValueError, match="src 1"):
+        dist.broadcast(x, 1)
+    with pytest.raises(TypeError, match="AVG"):
+        dist.all_reduce(ak.asarray([1, 2]), dist.ReduceOp.AVG)
+    objects = [None]
+    dist.all_gather_object(objects, {"a": [1, 2]})
+    assert objects == [{"a": [1, 2]}]
+    listed = [3, "x"]
+    dist.broadcast_object_list(listed, src=0)
+    assert listed == [3, "x"]
+    dist.barrier()
+    assert dist.barrier(async_op=True).wait()
+
+
+def test_global_tensor_helpers_one_process(one_process):
+    local = np.arange(12, dtype=np.int64).reshape(6, 2)
+    g = dist.from_process_local(ak.asarray(local), dist.global_mesh())
+    assert g.dtype == ak.int64 and g.shape == (6, 2)
+    np.testing.assert_array_equal(dist.all_gather_global(g).numpy(), local)
+    np.testing.assert_array_equal(dist.to_process_local(g).numpy(), local)
+
+
+def test_init_arguments_checked(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="unknown backend"):
+        dist.init_process_group("mpi4")
+    with pytest.raises(ValueError, match="outside"):
+        dist.init_process_group(world_size=2, rank=2)
+    with pytest.raises(ValueError, match="MASTER_ADDR"):
+        dist.init_process_group(world_size=2, rank=1)
+    with pytest.raises(ValueError, match="init_method"):
+        dist.init_process_group(init_method="file:///x", world_size=2, rank=1)
+    assert not dist.is_initialized()
+
+
+def test_missing_peer_raises_within_the_timeout(monkeypatch):
+    port = free_port()
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"rank\(s\) \[1\] of 2 did not connect"):
+        dist.init_process_group(world_size=2, rank=0, timeout=1)
+    with pytest.raises(RuntimeError, match="rank 1 could not reach rank 0"):
+        dist.init_process_group(world_size=2, rank=1, timeout=1)
+    assert time.monotonic() - start < 10
+    assert not dist.is_initialized()
+
+
+def test_rendezvous_rejects_mismatched_world_sizes():
+    import threading
+
+    port = free_port()
+    errors = []
+
+    def peer():
+        try:
+            rendezvous.meet("127.0.0.1", port, 3, 1, 5)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    thread = threading.Thread(target=peer)
+    thread.start()
+    with pytest.raises(RuntimeError, match="WORLD_SIZE=3"):
+        rendezvous.meet("127.0.0.1", port, 2, 0, 5)
+    thread.join(10)
+    assert errors and "WORLD_SIZE=3" in errors[0]
+
+
+def test_save_and_load_mesh_placed_parameters(tmp_path):
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    replicated = NamedSharding(Mesh(np.array(jax.devices()), ("data",)), PartitionSpec())
+    model = ak.nn.Linear(3, 2).to(replicated)
+    ak.save(model.state_dict(), tmp_path / "m.pt")
+    plain = ak.load(tmp_path / "m.pt")
+    np.testing.assert_array_equal(plain["weight"].numpy(), model.weight.detach().numpy())
+    placed = ak.load(tmp_path / "m.pt", map_location=replicated)
+    assert placed["bias"].device == ak.core.devices.as_device(replicated)
+    np.testing.assert_array_equal(placed["bias"].numpy(), model.bias.detach().numpy())
+
+
+def test_public_names_have_docstrings():
+    import inspect
+
+    from arraykit.nn import parallel
+    from arraykit.utils import data
+
+    for namespace in (dist, parallel, data):
+        for name in namespace.__all__:
+            obj = getattr(namespace, name)
+            assert (obj.__doc__ or "").strip(), f"{namespace.__name__}.{name}"
+            if inspect.isclass(obj):
+                for member, value in vars(obj).items():
+                    if not member.startswith("_") and callable(value):
+                        assert (value.__doc__ or "").strip(), f"{name}.{member}"
+
+
+# ---------------------------------------------------------------------- the launcher
+
+
+def test_launcher_sets_torchrun_environment(tmp_path):
+    proc = run_launcher(tmp_path, """
+        import json, os
+        keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR")
+        print("RESULT", os.environ["RANK"], json.dumps({k: os.environ[k] for k in keys}))
+    """, nproc=3)
+    found = results(proc)
+    assert sorted(found) == [0, 1, 2]
+    for rank, env in found.items():
+        assert env == {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "3",
+                       "LOCAL_WORLD_SIZE": "3", "MASTER_ADDR": "127.0.0.1"}
+
+
+def test_launcher_fails_all_when_one_worker_dies(tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    start = time.monotonic()
+    proc = run_launcher(tmp_path, f"""
+        import os, sys, time
+        open(os.path.join({str(pids)!r}, str(os.getpid())), "w").close()
+        if os.environ["RANK"] == "1":
+            time.sleep(0.5)
+            sys.exit(3)
+        time.sleep(120)
+    """, timeout=60, extra=("--stop-timeout", "2"))
+    assert proc.returncode == 1
+    assert "rank 1 (local rank 1" in proc.stderr and "exited with status 3" in proc.stderr
+    assert time.monotonic() - start < 30
+    for pid in os.listdir(pids):
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
+
+
+def test_launcher_rejects_bad_options():
+    with pytest.raises(SystemExit):
+        launch(["--nnodes", "2", "--node-rank", "2", "x.py"])
+
+
+# ---------------------------------------------------------------------- two processes
+
+COLLECTIVES = """
+    import json
+    import arraykit.distributed as dist
+    dist.init_process_group(timeout=60)
+    import numpy as np
+    import arraykit as ak
+    import arraykit.nn.functional as F
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    data = [np.random.default_rng(r).standard_normal(5).astype(np.float32) for r in range(world)]
+    out = {}
+    for op in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
+        t = ak.asarray(data[rank])
+        dist.all_reduce(t, getattr(dist.ReduceOp, op))
+        out[op] = t.tolist()
+    i = ak.asarray([rank + 1, 10 * rank])
+    dist.all_reduce(i)
+    out["int_sum"] = i.tolist()
+    gathered = [ak.zeros(5) for _ in range(world)]
+    dist.all_gather(gathered, ak.asarray(data[rank]))
+    out["all_gather"] = [g.tolist() for g in gathered]
+    into = ak.zeros(5 * world)
+    dist.all_gather_into_tensor(into, ak.asarray(data[rank]))
+    out["into"] = into.tolist()
+    b = ak.asarray(data[rank])
+    dist.broadcast(b, src=1)
+    out["broadcast"] = b.tolist()
+    objects = [None] * world
+    dist.all_gather_object(objects, {"rank": rank, "pad": "x" * 50 * rank})
+    out["objects"] = objects
+    listed = [rank, "r%d" % rank]
+    dist.broadcast_object_list(listed, src=1)
+    out["object_broadcast"] = listed
+    got = [None] * world if rank == 0 else None
+    dist.gather_object(rank * 7, got, dst=0)
+    out["gather_object"] = got
+
+    mesh = dist.global_mesh()
+    local = np.arange(8, dtype=np.int64).reshape(4, 2) + 100 * rank
+    g = dist.from_process_local(ak.asarray(local), mesh)
+    out["global_shape"] = list(g.shape)
+    out["global_values"] = dist.all_gather_global(g).tolist()
+    out["own_rows"] = dist.to_process_local(g).tolist()
+    out["global_sum"] = g.sum().item()
+    try:
+        g.tolist()
+    except RuntimeError as e:
+        out["read_error"] = str(e)
+    logits = dist.from_process_local(ak.zeros((2, 3)), mesh)
+    bad = dist.from_process_local(ak.asarray([0, 3 if rank == 1 else 1]), mesh)
+    try:
+        F.cross_entropy(logits, bad)
+    except IndexError as e:
+        out["target_error"] = str(e)
+    good = dist.from_process_local(ak.asarray([rank, 2]), mesh)
+    out["ce"] = F.cross_entropy(logits, good).item()
+    import io, os, tempfile
+    from arraykit import nn
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    rep = NamedSharding(mesh, P())
+    ak.manual_seed(0)
+    model = nn.Linear(3, 2).to(rep)
+    path = os.path.join(tempfile.gettempdir(), "ak_dist_%s.pt" % os.environ["MASTER_PORT"])
+    if rank == 0:
+        ak.save(model.state_dict(), path)
+    dist.barrier()
+    loaded = ak.load(path, map_location=rep)
+    out["loaded_device_spans"] = len(loaded["weight"].device.device_set)
+    out["loaded_equal"] = bool((loaded["weight"] == model.weight).all().item())
+    dist.barrier()
+    if rank == 0:
+        os.remove(path)
+    dist.barrier()
+    print("RESULT", rank, json.dumps(out), flush=True)
+    dist.destroy_process_group()
+"""
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_two_process_collectives_against_numpy(tmp_path, devices):
+    found = results(run_launcher(tmp_path, COLLECTIVES, devices=devices))
+    data = np.stack([np.random.default_rng(r).standard_normal(5).astype(np.float32) for r in range(2)])
+    for rank in (0, 1):
+        out = found[rank]
+        np.testing.assert_allclose(out["SUM"], data.sum(0), rtol=1e-6)
+        np.testing.assert_allclose(out["AVG"], data.mean(0), rtol=1e-6)
+        np.testing.assert_array_equal(out["MAX"], data.max(0))
+        np.testing.assert_array_equal(out["MIN"], data.min(0))
+        np.testing.assert_allclose(out["PRODUCT"], data.prod(0), rtol=1e-6)
+        assert out["int_sum"] == [3, 10]
+        np.testing.assert_array_equal(out["all_gather"], data)
+        np.testing.assert_array_equal(out["into"], data.reshape(-1))
+        np.testing.assert_array_equal(out["broadcast"], data[1])
+        assert out["objects"] == [{"rank": 0, "pad": ""}, {"rank": 1, "pad": "x" * 50}]
+        assert out["object_broadcast"] == [1, "r1"]
+        assert out["gather_object"] == ([0, 7] if rank == 0 else None)
+        local = [np.arange(8).reshape(4, 2) + 100 * r for r in range(2)]
+        assert out["global_shape"] == [8, 2]
+        np.testing.assert_array_equal(out["global_values"], np.concatenate(local))
+        np.testing.assert_array_equal(out["own_rows"], local[rank])
+        assert out["global_sum"] == np.concatenate(local).sum()
+        assert "arraykit.distributed.all_gather_global" in out["read_error"]
+        assert out["target_error"] == "cross_entropy: target 3 is out of bounds for 3 classes"
+        assert out["ce"] == pytest.approx(np.log(3), rel=1e-6)
+        assert out["loaded_device_spans"] == 2 * devices and out["loaded_equal"]
+
+
+TRAINING = """
+    import json
+    import arraykit.distributed as dist
+    dist.init_process_group(timeout=60)
+    import numpy as np
+    import arraykit as ak
+    import arraykit.nn.functional as F
+    from arraykit import nn, optim
+    from arraykit.nn.parallel import DistributedDataParallel as DDP
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((16, 4)).astype(np.float32)
+    Y = rng.integers(0, 3, 16)
+    W = [rng.standard_normal(s).astype(np.float32) * 0.5 for s in [(8, 4), (8,), (3, 8), (3,)]]
+    rows = slice(rank * 16 // world, (rank + 1) * 16 // world)
+
+    def build():
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        with ak.no_grad():
+            for p, w in zip(model.parameters(), W):
+                p.copy_(ak.asarray(w + rank))  # differing replicas: DDP broadcasts rank 0's
+        return model
+
+    def train(mode, opt_name, compiled):
+        mesh = dist.global_mesh()
+        model = build()
+        if mode == "single":
+            with ak.no_grad():
+                for p, w in zip(model.parameters(), W):
+                    p.copy_(ak.asarray(w))
+            net, x, y = model, ak.asarray(X), ak.asarray(Y)
+        elif mode == "to":
+            with ak.no_grad():
+                for p, w in zip(model.parameters(), W):
+                    p.copy_(ak.asarray(w))
+            net = model.to(NamedSharding(mesh, P()))
+            x, y = dist.from_process_local(X[rows], mesh), dist.from_process_local(Y[rows], mesh)
+        else:
+            net = DDP(model)
+            assert net.module is model
+            x, y = ak.asarray(X[rows]), net.shard(ak.asarray(Y[rows]))
+            if compiled:
+                x = net.shard(x)
+        opt = (optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if opt_name == "sgd"
+               else optim.AdamW(model.parameters(), lr=0.01))
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        if compiled:
+            step = ak.jit(step)
+        losses = [step(x, y).item() for _ in range(3)]
+        return losses, [dist.all_gather_global(p.detach()).tolist() for p in model.parameters()]
+
+    out = {}
+    for opt_name in ("sgd", "adamw"):
+        for compiled in (False, True):
+            ref = train("single", opt_name, compiled)
+            for mode in ("to", "ddp"):
+                got = train(mode, opt_name, compiled)
+                out[f"{mode}-{opt_name}-{compiled}"] = [
+                    float(np.abs(np.subtract(got[0], ref[0])).max()),
+                    max(float(np.abs(np.subtract(a, b)).max()) for a, b in zip(got[1], ref[1])),
+                ]
+    print("RESULT", rank, json.dumps(out), flush=True)
+    dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("devices", [1, 2])
+def test_two_process_training_equals_one_process(tmp_path, devices):
+    found = results(run_launcher(tmp_path, TRAINING, devices=devices, timeout=500))
+    assert sorted(found) == [0, 1]
+    for out in found.values():
+        assert len(out) == 8
+        for key, (loss_error, param_error) in out.items():
+            assert loss_error < 1e-5 and param_error < 1e-5, key
