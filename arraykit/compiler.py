@@ -358,7 +358,7 @@ def _check_options(mode, options, backend):
         )
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,  # noqa: A001
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, name=None, disable=False, recompile_limit=None):
     """Compile a module or a function (``torch.compile``'s signature; see the module
     docstring): a module gives an :class:`OptimizedModule`, a function a callable;

@@ -18,11 +18,17 @@ from einops._backends import AbstractBackend
 from .api.creation import arange, asarray
 from .api.dtype_functions import isdtype
 from .api.manipulation import (
-    broadcast_to, concat, expand_dims, permute_dims, reshape, stack, tile,
+    broadcast_to,
+    concat,
+    expand_dims,
+    permute_dims,
+    reshape,
+    stack,
+    tile,
 )
-from .api.statistical import max, mean, min, prod, sum  # noqa: A004 (the standard's names)
+from .api.statistical import max, mean, min, prod, sum
 from .api.torch_products import einsum
-from .api.utility import all, any  # noqa: A004
+from .api.utility import all, any
 from .core import dtypes as D
 from .tensors.tensor_type import Tensor
 

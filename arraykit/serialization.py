@@ -10,6 +10,15 @@ The file is an uncompressed zip archive (``ZIP_STORED``) holding
 * ``storages/<i>``: each distinct storage's whole buffer once, raw little-endian
   bytes, aligned to 64 bytes in the file.
 
+Tensors spread over the devices of several processes (``jax.distributed``) are
+saved by every process's call together. A replicated one is written once, by
+process 0, from its own copy. One split over the processes is written as pieces:
+each distinct block of its global array once, by the lowest process holding it
+(``storages/<i>/<k>``, in the file for process 0 and in ``<file>.process<p>`` for
+process p), and the manifest lists every block's place. Only process 0 writes the
+file itself. Loading reads every piece and assembles the whole tensor, so a
+checkpoint loads on any number of processes, placed by ``map_location``.
+
 Tensors that shared a storage when saved share one storage after loading, with
 the same layouts, so a write through one is seen through the other, as in PyTorch.
 Loading reads only JSON and raw bytes: nothing in the file is executed, and
@@ -30,7 +39,9 @@ import numpy as np
 
 from .core import dtypes as D
 from .core import layout as L
-from .core.devices import Placement, as_device, host_to_device, one_cpu, require_addressable
+from .core.devices import (
+    Placement, addressable, as_device, host_to_device, one_cpu, require_addressable,
+)
 from .core.storage import Storage
 from .tensors.tensor_type import Tensor
 
@@ -99,7 +110,11 @@ def _device_name(device):
     sharding given as ``map_location``."""
     if isinstance(device, Placement):
         return device.platform
-    return f"{device.platform}:{jax.devices(device.platform).index(device)}"
+    return f"{device.platform}:{jax.local_devices(backend=device.platform).index(device)}"
+
+
+def _little(values):
+    return values.byteswap() if sys.byteorder != "little" else values
 
 
 def _host_values(st):
@@ -111,9 +126,63 @@ def _host_values(st):
             values = np.array(st.host_view())
         else:
             values = np.asarray(jax.device_get(st.buffer)).reshape(-1)
-    if sys.byteorder != "little":
-        values = values.byteswap()
-    return values
+    return _little(values)
+
+
+def _split(st):
+    """Whether the storage is split over the devices of several processes (this
+    process does not hold a whole copy)."""
+    return not addressable(st.device) and not st.buffer.is_fully_replicated
+
+
+def _block(index, shape):
+    """A shard's index (slices) as ``((start, stop), ...)`` per dimension."""
+    return tuple(tuple(s.indices(n)[:2]) for s, n in zip(index, shape))
+
+
+def _pieces(buf):
+    """The distinct blocks of the global array ``buf`` as ``[(block, process)]``: each
+    held by several devices (replicas) is written once, by the lowest process holding it."""
+    owners = {}
+    for device, index in buf.sharding.devices_indices_map(buf.shape).items():
+        block = _block(index, buf.shape)
+        owners[block] = min(owners.get(block, device.process_index), device.process_index)
+    return sorted(owners.items())
+
+
+def _piece_values(st, block):
+    """This process's values of ``block`` of the split storage ``st``, flat, little-endian."""
+    with st.lock:
+        buf = st.buffer
+        shard = next(s for s in buf.addressable_shards if _block(s.index, buf.shape) == block)
+        return _little(np.asarray(shard.data).reshape(-1))
+
+
+def _storage_spec(st):
+    spec = {"dtype": st.dtype.name, "size": st.size(), "device": _device_name(st.device)}
+    if _split(st):
+        spec["shape"] = list(st.buffer.shape)
+        spec["pieces"] = [{"index": [list(b) for b in block], "process": p}
+                          for block, p in _pieces(st.buffer)]
+    return spec
+
+
+def _members(storages, specs, process):
+    """``(member name, function giving its values)`` that ``process`` writes."""
+    for (i, st), spec in zip(storages, specs):
+        if "pieces" not in spec:
+            if process == 0:
+                yield f"storages/{i}", lambda st=st: _host_values(st)
+            continue
+        for k, piece in enumerate(spec["pieces"]):
+            if piece["process"] == process:
+                block = tuple(tuple(b) for b in piece["index"])
+                yield f"storages/{i}/{k}", lambda st=st, block=block: _piece_values(st, block)
+
+
+def _side_file(path, process):
+    """Where process ``process`` (> 0) writes its pieces of the checkpoint at ``path``."""
+    return f"{os.fspath(path)}.process{process}"
 
 
 def _write_member(zf, name, data):
@@ -134,30 +203,44 @@ def save(obj, f):
     object (written from its current position). Each storage is written once;
     views keep their layouts. Raises TypeError naming the type and where it sits
     in ``obj`` for anything else.
+
+    With tensors spread over several processes and a path, only process 0 writes
+    ``f``: every process may call it, and must when a tensor is split over the
+    processes (each then writes its own blocks to ``f.process<rank>``, see the
+    module docstring; no process waits for another). A file object cannot hold
+    split tensors (ValueError).
     """
     writer = _Writer()
     root = writer.node(obj, "obj")
     storages = sorted(writer.storages.values(), key=lambda e: e[0])
-    manifest = {
-        "format": FORMAT, "version": VERSION, "root": root,
-        "storages": [
-            {"dtype": st.dtype.name, "size": st.size(), "device": _device_name(st.device)}
-            for _, st in storages
-        ],
-    }
+    specs = [_storage_spec(st) for _, st in storages]
+    manifest = {"format": FORMAT, "version": VERSION, "root": root, "storages": specs}
     text = json.dumps(manifest, allow_nan=True).encode()
-    if isinstance(f, (str, os.PathLike)):
+    if not isinstance(f, (str, os.PathLike)):
+        if any("pieces" in spec for spec in specs):
+            raise ValueError(
+                "save(): tensors split over several processes are written by each process "
+                "to files next to the checkpoint: pass a path, not a file object"
+            )
+        _save_zip(f, text, _members(storages, specs, 0))
+        return
+    process = jax.process_index() if any(not addressable(st.device) for _, st in storages) else 0
+    if process == 0:
         with open(f, "wb") as file:
-            _save_zip(file, text, storages)
-    else:
-        _save_zip(f, text, storages)
+            _save_zip(file, text, _members(storages, specs, 0))
+        return
+    members = list(_members(storages, specs, process))
+    if members:
+        with open(_side_file(f, process), "wb") as file:
+            _save_zip(file, None, members)
 
 
-def _save_zip(file, text, storages):
+def _save_zip(file, text, members):
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as zf:
-        _write_member(zf, MANIFEST, text)
-        for i, st in storages:
-            _write_member(zf, f"storages/{i}", _host_values(st).view(np.uint8))
+        if text is not None:
+            _write_member(zf, MANIFEST, text)
+        for name, values in members:
+            _write_member(zf, name, values().view(np.uint8))
 
 
 # ---------------------------------------------------------------------- load
@@ -177,9 +260,13 @@ def load(f, mmap=False, map_location=None):
 
     ``f`` is a path or a binary file object. ``map_location`` (a device, a device
     string, or a JAX sharding such as ``NamedSharding(mesh, P())`` to replicate every
-    tensor over a mesh, also one spanning processes) places every tensor there; by default each goes back to the device it
-    was saved from (ValueError when that device is missing: pass map_location).
-    Nothing in the file is executed: pickles are refused.
+    tensor over a mesh, also one spanning processes) places every tensor there; by
+    default each goes back to the device it was saved from (a tensor saved from a
+    mesh to its platform's first device; ValueError when that device is missing:
+    pass map_location). Tensors that were split over several processes are
+    assembled whole from their blocks in ``f`` and ``f.process<p>`` (a path is
+    needed then), on any number of processes. Nothing in the file is executed:
+    pickles are refused.
 
     ``mmap=True`` (paths only) maps each storage's bytes from the file instead of
     reading them: on the CPU, JAX then uses the mapped pages as the buffer (no
@@ -193,8 +280,8 @@ def load(f, mmap=False, map_location=None):
         raise ValueError("load(mmap=True) needs a path, not a file object")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as file:
-            return _load(file, os.fspath(f) if mmap else None, device)
-    return _load(f, None, device)
+            return _load(file, os.fspath(f) if mmap else None, device, os.fspath(f))
+    return _load(f, None, device, None)
 
 
 def _location(spec):
@@ -205,7 +292,7 @@ def _location(spec):
     )
 
 
-def _load(file, path, device):
+def _load(file, path, device, origin):
     start = file.tell()
     magic = file.read(6)
     file.seek(start)
@@ -217,7 +304,8 @@ def _load(file, path, device):
         with zipfile.ZipFile(file) as zf:
             names = zf.namelist()
             if MANIFEST in names:
-                return _from_checkpoint(zf, file, path, device)
+                with _SideFiles(origin) as sides:
+                    return _from_checkpoint(zf, file, path, device, sides)
             if names and all(n.endswith(".npy") for n in names):
                 return _from_npz(file, device)
     except (_Corrupt, zipfile.BadZipFile, KeyError, RecursionError, struct.error) as error:
@@ -268,7 +356,39 @@ def _data_offset(zf, file, info):
     return info.header_offset + _LOCAL_HEADER.size + head[-2] + head[-1]
 
 
-def _from_checkpoint(zf, file, path, device):
+class _SideFiles:
+    """The other processes' files of a checkpoint at ``origin``, opened when first read."""
+
+    def __init__(self, origin):
+        self.origin = origin
+        self.open = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for zf in self.open.values():
+            zf.close()
+
+    def __call__(self, process):
+        if process not in self.open:
+            if self.origin is None:
+                raise ValueError(
+                    "load(): this checkpoint holds tensors split over several processes, whose "
+                    "blocks are in files next to it: pass its path, not a file object"
+                )
+            name = _side_file(self.origin, process)
+            if not os.path.exists(name):
+                raise ValueError(
+                    f"load(): {name} is missing: it holds process {process}'s blocks of the "
+                    f"tensors split over processes in {self.origin} (every process must call "
+                    "save() for such a checkpoint)"
+                )
+            self.open[process] = zipfile.ZipFile(name)
+        return self.open[process]
+
+
+def _from_checkpoint(zf, file, path, device, sides):
     try:
         manifest = json.loads(zf.read(MANIFEST))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -277,21 +397,46 @@ def _from_checkpoint(zf, file, path, device):
     _check(manifest.get("version") == VERSION, f"unsupported version {manifest.get('version')!r}")
     specs = manifest.get("storages")
     _check(isinstance(specs, list), "no storage list")
-    storages = [_read_storage(zf, file, path, i, spec, device) for i, spec in enumerate(specs)]
+    storages = [_read_storage(zf, file, path, i, spec, device, sides) for i, spec in enumerate(specs)]
     return _build(manifest.get("root"), storages)
 
 
 def _saved_device(name):
+    """The device a checkpoint names (``'cpu:1'``): this process's device of that
+    platform and index among the process's own devices (as it was saved)."""
+    platform, _, index = name.partition(":")
     try:
-        return as_device(name)
-    except ValueError:
+        return jax.local_devices(backend=as_device(platform).platform)[int(index) if index else 0]
+    except (ValueError, IndexError, RuntimeError):
         raise ValueError(
             f"load(): the checkpoint was saved from device {name!r}, which this machine "
             "does not have; pass map_location (e.g. map_location='cpu')"
         ) from None
 
 
-def _read_storage(zf, file, path, i, spec, device):
+def _assembled(zf, sides, i, spec, dtype):
+    """The whole array of split storage ``i`` from its pieces (in this file and the side files)."""
+    shape, pieces = spec.get("shape"), spec.get("pieces")
+    _check(isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)
+           and isinstance(pieces, list), f"storage {i} has bad pieces")
+    whole = np.empty(shape, dtype.np)
+    covered = 0
+    for k, piece in enumerate(pieces):
+        index, process = piece.get("index"), piece.get("process")
+        _check(isinstance(index, list) and len(index) == len(shape) and type(process) is int
+               and process >= 0 and all(isinstance(b, list) and len(b) == 2 and
+                                         all(type(v) is int for v in b) for b in index),
+               f"storage {i} piece {k} is badly described")
+        target = whole[tuple(slice(a, b) for a, b in index)]
+        data = np.frombuffer((zf if process == 0 else sides(process)).read(f"storages/{i}/{k}"), dtype.np)
+        _check(data.size == target.size, f"storage {i} piece {k} holds {data.size} values, expected {target.size}")
+        target[...] = (data.byteswap() if sys.byteorder != "little" else data).reshape(target.shape)
+        covered += target.size
+    _check(covered == whole.size, f"the pieces of storage {i} cover {covered} of {whole.size} values")
+    return whole
+
+
+def _read_storage(zf, file, path, i, spec, device, sides):
     _check(isinstance(spec, dict), f"storage {i} is not described")
     try:
         dtype = D.from_name(spec["dtype"])
@@ -300,6 +445,12 @@ def _read_storage(zf, file, path, i, spec, device):
     size = spec.get("size")
     _check(type(size) is int and size >= 0, f"storage {i} has a bad size")
     device = device or _saved_device(str(spec.get("device")))
+    if "pieces" in spec:
+        whole = _assembled(zf, sides, i, spec, dtype)
+        _check(whole.size == size, f"storage {i} has {whole.size} values, expected {size}")
+        if not isinstance(device, Placement):  # one device: a flat buffer, as written
+            whole = whole.reshape(-1)
+        return _tensor_from_host(whole, device, may_alias=True)._storage
     info = zf.getinfo(f"storages/{i}")
     nbytes = size * dtype.itemsize
     _check(info.file_size == nbytes, f"storage {i} holds {info.file_size} bytes, expected {nbytes}")

@@ -76,8 +76,9 @@ def test_gradients_equal_eager_for_inputs_and_parameters():
     outs = [model(xs[0]), twin(xs[1])]
     for out in outs:
         (out * ak.asarray(np.arange(3, dtype=np.float32))).sum().backward()
-    np.testing.assert_allclose(np.asarray(outs[0].detach()), np.asarray(outs[1].detach()), rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(xs[0].grad), np.asarray(xs[1].grad), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(outs[0].detach()), np.asarray(outs[1].detach()),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(xs[0].grad), np.asarray(xs[1].grad), rtol=1e-5, atol=1e-6)
     for (name, p), q in zip(net.named_parameters(), twin.parameters()):
         # fc1.bias's gradient is zero up to rounding (a batch norm follows): atol
         np.testing.assert_allclose(np.asarray(p.grad), np.asarray(q.grad), rtol=1e-5, atol=1e-5,
@@ -101,7 +102,7 @@ def test_optimized_module_behaves_as_torch():
     model.load_state_dict({k: v * 0 for k, v in model.state_dict().items()})
     assert float(ak.sum(ak.abs(net.weight))) == 0.0
     with pytest.raises(AttributeError):
-        model.missing_attribute
+        _ = model.missing_attribute
 
 
 def test_function_closing_over_tensors_and_pytree_outputs():
@@ -119,8 +120,8 @@ def test_function_closing_over_tensors_and_pytree_outputs():
     assert out["count"] == 3 and out["best"].dtype == ak.int64
     out["y"].sum().backward()
     ((xt @ wt) * 3.0).sum().backward()
-    np.testing.assert_allclose(np.asarray(w.grad), wt.grad.numpy(), rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(x.grad), xt.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(w.grad), wt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(x.grad), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
     with ak.no_grad():
         w.mul_(2)  # changed in place: the next call reads it
     np.testing.assert_allclose(np.asarray(f(x, scale=1.0)["y"].detach()), X @ np.asarray(w.detach()),

@@ -156,3 +156,24 @@ def test_inference_mode_records_nothing_and_decorates():
     with ak.no_grad():
         assert off(x).requires_grad  # as torch: mode=False turns recording on
     assert bare.__name__ == "bare"
+
+
+def test_public_names_have_docstrings():
+    import inspect
+
+    modules = [ak.cuda, ak.cuda.amp, ak.amp, ak.backends, ak.backends.cuda, ak.backends.cudnn,
+               ak.backends.mps, ak.compiler]
+    missing = []
+    for module in modules:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not (obj.__doc__ or "").strip():
+                missing.append(f"{module.__name__}.{name}")
+            if inspect.isclass(obj):
+                for member, value in vars(obj).items():
+                    if not member.startswith("_") and callable(value) and not (value.__doc__ or "").strip():
+                        missing.append(f"{module.__name__}.{name}.{member}")
+    for name in ("compile", "inference_mode", "is_inference_mode_enabled"):
+        if not (getattr(ak, name).__doc__ or "").strip():
+            missing.append(f"arraykit.{name}")
+    assert not missing

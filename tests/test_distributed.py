@@ -28,15 +28,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_launcher(tmp_path, script, nproc=2, devices=1, timeout=240, extra=()):
+def run_launcher(tmp_path, script, nproc=2, devices=1, timeout=240, extra=(), env=None):
     path = tmp_path / "worker.py"
     path.write_text(textwrap.dedent(script))
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
-    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-               PYTHONPATH=ROOT)
+    environment = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    environment.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+                       PYTHONPATH=ROOT, **(env or {}))
     cmd = [sys.executable, "-m", "arraykit.distributed.run", "--nproc-per-node", str(nproc),
            "--master-port", str(free_port()), *extra, str(path)]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 def results(proc):
@@ -419,3 +419,104 @@ def test_two_process_training_equals_one_process(tmp_path, devices):
         assert len(out) == 8
         for key, (loss_error, param_error) in out.items():
             assert loss_error < 1e-5 and param_error < 1e-5, key
+
+
+CHECKPOINT = """
+    import json, os
+    import arraykit.distributed as dist
+    dist.init_process_group(timeout=60)
+    import numpy as np
+    import arraykit as ak
+    import arraykit.nn.functional as F
+    from arraykit import nn, optim
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    folder = os.environ["CKPT_DIR"]
+    mesh = dist.global_mesh()
+    split = NamedSharding(mesh, P("data"))  # parameters split over the processes' devices
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 16, 4)).astype(np.float32)
+    Y = rng.integers(0, 4, (6, 16))
+    rows = slice(rank * 16 // world, (rank + 1) * 16 // world)
+
+    def build():
+        ak.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4)).to(split)
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)  # state split as the parameters
+
+        @ak.jit
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return model, opt, step
+
+    def train(model, opt, step, steps):
+        losses = [step(dist.from_process_local(X[s][rows], mesh),
+                       dist.from_process_local(Y[s][rows], mesh)).item() for s in steps]
+        params = [dist.all_gather_global(p.detach()).tolist() for p in model.parameters()]
+        return losses, params
+
+    out = {}
+    path = os.path.join(folder, "ckpt%d.pt" % world)
+    if "first" in os.environ["PHASES"]:
+        model, opt, step = build()
+        losses, _ = train(model, opt, step, range(3))
+        out["spread"] = [not p.device.addressable if hasattr(p.device, "addressable") else False
+                         for p in model.parameters()]
+        ak.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": 3}, path)
+        more, params = train(model, opt, step, range(3, 6))
+        out["first"] = [losses + more, params]
+        dist.barrier()  # every process's blocks are written
+    for saved in (1, 2):
+        source = os.path.join(folder, "ckpt%d.pt" % saved)
+        if "resume" in os.environ["PHASES"] and os.path.exists(source):
+            model, opt, step = build()
+            plain = ak.load(source)  # onto this process's first device: every value, whole
+            out["plain%d" % saved] = [plain["model"][k].tolist() for k in ("0.weight", "2.bias")]
+            state = ak.load(source, map_location=NamedSharding(mesh, P()))  # replicated
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["opt"])
+            out["resume%d" % saved] = train(model, opt, step, range(state["step"], 6))
+    print("RESULT", rank, json.dumps(out), flush=True)
+    dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_split_checkpoints_load_on_another_number_of_processes(tmp_path):
+    env = {"CKPT_DIR": str(tmp_path)}
+    one = results(run_launcher(tmp_path, CHECKPOINT, nproc=1, env={**env, "PHASES": "first,resume"}))[0]
+    two = results(run_launcher(tmp_path, CHECKPOINT, nproc=2, env={**env, "PHASES": "first,resume"}))
+    back = results(run_launcher(tmp_path, CHECKPOINT, nproc=1, env={**env, "PHASES": "resume"}))[0]
+    assert sorted(os.listdir(tmp_path)) == ["ckpt1.pt", "ckpt2.pt", "ckpt2.pt.process1", "worker.py"]
+    assert one["spread"] == [False] * 4 and two[0]["spread"] == [True] * 4
+    losses, params = one["first"]
+
+    def close(got, want_losses, want_params):
+        np.testing.assert_allclose(got[0], want_losses, rtol=1e-5, atol=1e-6)
+        for a, b in zip(got[1], want_params):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+    saved = [one["plain1"]] + [out["plain2"] for out in (back, *two.values())]
+    for plain in saved:  # the state after 3 steps: on 1 and 2 processes, loaded on 1 and 2
+        for a, b in zip(plain, saved[0]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert one["resume1"] == [losses[3:], params]  # resuming on as many processes: bitwise
+    for out in two.values():
+        assert out["resume2"] == [out["first"][0][3:], out["first"][1]]
+        close(out["first"], losses, params)  # two processes train as one
+        close(out["resume1"], losses[3:], params)  # saved on 1, loaded on 2
+    close(back["resume2"], losses[3:], params)  # saved on 2, loaded on 1
+    close(back["resume1"], losses[3:], params)
+    here = ak.load(tmp_path / "ckpt2.pt")  # this process (pytest's) reads both files
+    assert here["model"]["2.bias"].tolist() == back["plain2"][1]
+    with open(tmp_path / "ckpt2.pt", "rb") as f, pytest.raises(ValueError, match="pass its path"):
+        ak.load(f)
+    os.rename(tmp_path / "ckpt2.pt.process1", tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match=r"ckpt2.pt.process1 is missing: it holds process 1's blocks"):
+        ak.load(tmp_path / "ckpt2.pt")

@@ -2,11 +2,15 @@
 ``index_fill``, ``masked_scatter`` (their in-place twins are ``Tensor`` methods).
 
 ``scatter_reduce``/``index_reduce`` with ``"amax"``/``"amin"`` split the gradient
-evenly among the values equal to the result (``self``'s included), as PyTorch.
+evenly among the values equal to the result (``self``'s included), as PyTorch;
+``"prod"`` differentiates with zeros as PyTorch (the product of the other values).
 """
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 
 from ..core import dtypes as D
@@ -31,6 +35,37 @@ def _identity(dtype, reduce):
     return jnp.array(info.min if reduce == "amax" else info.max, dtype)
 
 
+def _others(total, zeros, value):
+    """The product of a group's values other than ``value``: ``total`` is the product
+    of its nonzero values, ``zeros`` how many are zero (PyTorch's zero-safe rule)."""
+    one = jnp.ones((), value.dtype)
+    lone_zero = (zeros == 1) & (value == 0)
+    return jnp.where(zeros == 0, total / jnp.where(value == 0, one, value),
+                     jnp.where(lone_zero, total, jnp.zeros((), value.dtype)))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _scatter_prod(base, idx, src, dim):
+    """``base`` with the values ``src`` multiplied in at ``idx`` along ``dim``,
+    differentiable with repeated indices (JAX's own rule needs unique ones)."""
+    return base.at[G._positions(idx, dim)].multiply(src, mode="drop")
+
+
+@_scatter_prod.defjvp
+def _scatter_prod_jvp(dim, primals, tangents):
+    base, idx, src = primals
+    dbase, _, dsrc = tangents
+    pos = G._positions(idx, dim)
+    one = jnp.ones((), base.dtype)
+    zeros = (base == 0).astype(jnp.int32).at[pos].add((src == 0).astype(jnp.int32), mode="drop")
+    total = jnp.where(base == 0, one, base).at[pos].multiply(jnp.where(src == 0, one, src),
+                                                             mode="drop")
+    d_src = _others(total[pos], zeros[pos], src) * dsrc
+    tangent = _others(total, zeros, base) * dbase + jnp.zeros_like(base).at[pos].add(
+        d_src, mode="drop")
+    return _scatter_prod(base, idx, src, dim), tangent
+
+
 def _scatter_reduce(cur, idx, src, dim, reduce, include_self):
     src = src[tuple(slice(0, n) for n in idx.shape)].astype(cur.dtype)
     pos = G._positions(idx, dim)
@@ -40,7 +75,7 @@ def _scatter_reduce(cur, idx, src, dim, reduce, include_self):
     if reduce in ("sum", "mean"):
         out = at.add(src, mode="drop")
     elif reduce == "prod":
-        out = at.multiply(src, mode="drop")
+        out = _scatter_prod(base, idx, src, dim)
     elif reduce == "amax":
         out = at.max(src, mode="drop")
     else:

@@ -9,13 +9,14 @@ both spellings of one parameter raises ``TypeError`` naming both.
 
 ``out=`` writes the result into the given tensor and returns that tensor, as
 PyTorch does. The tensor must have the result's shape (an empty tensor is resized,
-as PyTorch resizes one) and a dtype the result can be written into without loss
-(the rule of ``out[...] = result``); otherwise the error names both.
+as PyTorch resizes one) and a dtype the result casts to within its kind or to a
+higher one (PyTorch's rule for in-place results); otherwise the error names both.
 """
 
 from __future__ import annotations
 
 from ..tensors import namespace_registry
+from ..tensors.operands import check_writable_dtype
 from ..tensors.tensor_type import Tensor
 
 _POSITIONAL = ("x", "x1", "x2", "arrays")  # array API parameters passed by position only
@@ -80,6 +81,7 @@ def into(function, result, out):
         fresh = namespace_registry.namespace.empty(result.shape, dtype=out.dtype, device=out.device)
         out._storage, out._layout = fresh._storage, fresh._layout
     try:
+        check_writable_dtype(result._dtype, out._dtype)  # PyTorch's same-kind rule for out=
         out[...] = result
     except TypeError as exc:
         raise TypeError(

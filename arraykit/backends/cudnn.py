@@ -9,7 +9,7 @@ import types
 from ..core.devices import all_devices
 from . import tf32
 
-__all__ = ["is_available", "allow_tf32", "benchmark", "deterministic", "enabled"]
+__all__ = ["is_available", "benchmark", "deterministic", "enabled"]  # and allow_tf32
 
 benchmark = False
 deterministic = False

@@ -9,7 +9,7 @@ from ..core import dtypes as D
 __all__ = ["autocast", "GradScaler"]
 
 
-class autocast(amp.autocast):  # noqa: N801 (PyTorch's spelling)
+class autocast(amp.autocast):
     """``autocast(enabled=True, dtype=float16, cache_enabled=True)``: :class:`arraykit.autocast`
     on ``"cuda"`` (float16 by default, as ``torch.cuda.amp.autocast``)."""
 

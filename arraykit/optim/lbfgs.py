@@ -12,6 +12,8 @@ parameter, as PyTorch's) holds the direction ``d``, the step ``t``, the history
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..api.creation import asarray, zeros
@@ -74,7 +76,7 @@ class LBFGS(Optimizer):
             p.add_(direction[offset:offset + n].view(p.shape), alpha=step)
             offset += n
 
-    def _evaluate_at(self, closure, start, step, direction):
+    def _evaluate_at(self, closure, start, step, *, direction):
         """The loss and flat gradient at ``start + step · direction``; the parameters are
         put back to ``start`` afterwards."""
         self._move(step, direction)
@@ -158,9 +160,9 @@ class LBFGS(Optimizer):
                 if line_search_fn != "strong_wolfe":
                     raise RuntimeError("only 'strong_wolfe' is supported")
                 start = [p.clone() for p in self._params]
-                loss, flat_grad, t, extra = strong_wolfe(
-                    lambda step: self._evaluate_at(closure, start, step, d), t, d, loss, flat_grad, gtd,
-                    max_ls=max_eval - evaluations)
+                evaluate = functools.partial(self._evaluate_at, closure, start, direction=d)
+                loss, flat_grad, t, extra = strong_wolfe(evaluate, t, d, loss, flat_grad, gtd,
+                                                         max_ls=max_eval - evaluations)
                 state["t"] = t
                 self._move(t, d)
                 converged = float(flat_grad.abs().max()) <= tolerance_grad

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..kernels.launch import apply_inplace
 from ..autograd.mode import no_grad
+from ..kernels.launch import apply_inplace
 from .optimizer import Optimizer, check_hyperparameter, gradient_term, lerp, whole
 
 __all__ = ["NAdam"]

@@ -10,7 +10,15 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, check_hyperparameter, gradient_term, lerp, segments, slot_sizes, whole
+from .optimizer import (
+    Optimizer,
+    check_hyperparameter,
+    gradient_term,
+    lerp,
+    segments,
+    slot_sizes,
+    whole,
+)
 
 __all__ = ["RMSprop"]
 

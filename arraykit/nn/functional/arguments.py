@@ -1,5 +1,5 @@
 """Argument checks shared by the :mod:`arraykit.nn.functional` families: dims,
-reductions, floating inputs, pairs, index ranges."""
+reductions, floating inputs, index ranges."""
 
 from __future__ import annotations
 
@@ -35,15 +35,6 @@ def _floating(x, name):
     return x
 
 
-
-
-def _pair(value, name):
-    if isinstance(value, int):
-        return (value, value)
-    value = tuple(value)
-    if len(value) != 2 or not all(isinstance(v, int) for v in value):
-        raise ValueError(f"conv2d: {name} must be an int or a pair of ints, got {value!r}")
-    return value
 
 
 def _first_outside(values, size, ignore):

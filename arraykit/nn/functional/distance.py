@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -41,10 +42,15 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return result if out is None else out.copy_(result)
 
 
+def _clamped_norm(x, dim, eps):
+    """``max(||x||, eps)`` along ``dim`` (kept), differentiated as the norm itself (PyTorch
+    clamps the norm in place without recording)."""
+    n = vector_norm(x, (dim,), True, 2.0, True)
+    return n + jax.lax.stop_gradient(jnp.maximum(n, jnp.asarray(eps, n.dtype)) - n)
+
+
 def _cosine_body(x1, x2, dim, eps):
-    dot = jnp.sum(x1 * x2, axis=dim)
-    squares = jnp.sum(x1 * x1, axis=dim) * jnp.sum(x2 * x2, axis=dim)
-    return dot / jnp.sqrt(DV.clip_min(squares, jnp.asarray(eps * eps, squares.dtype)))
+    return jnp.sum((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps)), axis=dim)
 
 
 def _broadcast(name, x1, x2):
@@ -54,7 +60,7 @@ def _broadcast(name, x1, x2):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim`` (inputs broadcast)."""
+    """``(x1 / max(||x1||, eps)) . (x2 / max(||x2||, eps))`` along ``dim`` (inputs broadcast)."""
     x1, x2 = _broadcast("cosine_similarity", x1, x2)
     d = L.normalize_dim(operator.index(dim), max(x1.ndim, 1))
     return apply(_cosine_body, (x1, x2), (d, float(eps)))

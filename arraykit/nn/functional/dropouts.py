@@ -93,45 +93,60 @@ def _randomized(body, input, name, p, training, inplace, static):
     return input.copy_(out) if inplace else out
 
 
-def _feature_dropout(input, p, training, inplace, name, ndim):
+def _feature_dropout(input, p, training, inplace, name, batched):
+    """Channel-wise dropout: channels on dimension 1 (``batched``) or 0."""
     x = _floating(input, name)
-    if x.ndim not in (ndim + 1, ndim + 2):
-        raise RuntimeError(
-            f"{name}: Expected {ndim + 1}D or {ndim + 2}D input, but received a {x.ndim}D input. "
-            "Note that dropout{ndim}d exists to provide channel-wise dropout on inputs with "
-            f"{ndim} spatial dimension{'s' if ndim > 1 else ''}, a channel dimension, and an "
-            "optional batch dimension"
-        )
+    if x.ndim < (2 if batched else 1):
+        raise RuntimeError(f"{name}: expected an input with a channel dimension, got shape {x.shape}")
     if p == 1.0 and training:
+        _check_p(p)
         out = x * 0
         return input.copy_(out) if inplace else out
     return _randomized(_feature_dropout_body, x, name, p, training, inplace,
-                       (1.0 - float(p), x.ndim == ndim + 2))
+                       (1.0 - float(p), bool(batched)))
+
+
+def _unusual_rank(name, ndim, expected):
+    warnings.warn(
+        f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in "
+        f"an error in a future release; expected {expected}", UserWarning, stacklevel=3)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, L) or (C, L) inputs with probability ``p``, scaling the
     rest by ``1 / (1 - p)``."""
-    return _feature_dropout(input, p, training, inplace, "dropout1d", 1)
+    x = _floating(input, "dropout1d")
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {x.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
+        )
+    return _feature_dropout(input, p, training, inplace, "dropout1d", x.ndim == 3)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of (N, C, H, W) inputs with probability ``p`` (a 3-D input
-    is taken as (N, C, L), as PyTorch does), scaling the rest by ``1 / (1 - p)``."""
+    """Zero whole channels (dimension 1) of (N, C, H, W) inputs with probability ``p``,
+    scaling the rest by ``1 / (1 - p)``; a 3-D input is taken as (N, C, L), as PyTorch does
+    (with its warning)."""
     x = _floating(input, "dropout2d")
     if x.ndim == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L)",
             UserWarning, stacklevel=2)
-        return _feature_dropout(input, p, training, inplace, "dropout2d", 1)
-    return _feature_dropout(input, p, training, inplace, "dropout2d", 2)
+    elif x.ndim != 4:
+        _unusual_rank("dropout2d", x.ndim, "3D or 4D")
+    return _feature_dropout(input, p, training, inplace, "dropout2d", True)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability
     ``p``, scaling the rest by ``1 / (1 - p)``."""
-    return _feature_dropout(input, p, training, inplace, "dropout3d", 3)
+    x = _floating(input, "dropout3d")
+    if x.ndim not in (4, 5):
+        _unusual_rank("dropout3d", x.ndim, "4D or 5D")
+    return _feature_dropout(input, p, training, inplace, "dropout3d", x.ndim == 5)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

@@ -476,8 +476,11 @@ def _bce_terms(x, y):
     return -(y * log_x + (1 - y) * log_1mx)
 
 
+_BCE_EPS = 9.999999960041972e-13  # PyTorch's 1e-12, a float32 constant
+
+
 @DV.with_jvp(
-    lambda p, out, dx: (p[0] - p[1]) / jnp.maximum((1 - p[0]) * p[0], 1e-12) * dx,
+    lambda p, out, dx: (p[0] - p[1]) / jnp.maximum((1 - p[0]) * p[0], _BCE_EPS) * dx,
     lambda p, out, dy: (jnp.maximum(jnp.log1p(-p[0]), -100) - jnp.maximum(jnp.log(p[0]), -100)) * dy,
 )
 def _bce_rows(x, y):

@@ -161,7 +161,7 @@ def _avg_pool_body(x, kernel, stride, pad, out, count_include_pad, divisor_overr
     return total / jnp.asarray(divisor, x.dtype)
 
 
-def _window_args(op, nd, x, kernel_size, stride, padding, dilation):
+def _window_args(op, nd, kernel_size, stride, padding, dilation):
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd, "stride", op)
     pad = _ntuple(padding, nd, "padding", op)
@@ -198,7 +198,7 @@ def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, 
     x, unbatched = _batched(require_tensor(input, op), nd, op)
     if x.dtype.kind not in ("float", "int", "uint"):
         raise TypeError(f"{op}: expected a real floating-point or integer tensor, got {x.dtype}")
-    kernel, stride, pad, dilation = _window_args(op, nd, x, kernel_size, stride, padding, dilation)
+    kernel, stride, pad, dilation = _window_args(op, nd, kernel_size, stride, padding, dilation)
     out = _out_sizes(x, kernel, stride, pad, dilation, bool(ceil_mode))
     values, index = apply(_max_pool_body, (x,), (kernel, stride, pad, dilation, out), multiple=True)
     if unbatched:
@@ -210,7 +210,7 @@ def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, count_incl
     x, unbatched = _batched(require_tensor(input, op), nd, op)
     if x.dtype.kind not in ("float", "int", "uint"):
         raise TypeError(f"{op}: expected a real floating-point or integer tensor, got {x.dtype}")
-    kernel, stride, pad, _ = _window_args(op, nd, x, kernel_size, stride, padding, 1)
+    kernel, stride, pad, _ = _window_args(op, nd, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     out = _out_sizes(x, kernel, stride, pad, (1,) * nd, bool(ceil_mode))

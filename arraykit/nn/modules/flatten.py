@@ -37,12 +37,12 @@ class Unflatten(Module):
         if not isinstance(unflattened_size, (tuple, list)):
             raise TypeError(f"unflattened_size must be tuple or list, but found type {type(unflattened_size).__name__}")
         self.dim = dim
-        self.unflattened_size = tuple(unflattened_size)
+        self.unflattened_size = unflattened_size
 
     def forward(self, input):
         """``input`` with dimension ``dim`` split into ``unflattened_size``."""
         dim = L.normalize_dim(operator.index(self.dim), input.ndim)
-        sizes = self.unflattened_size
+        sizes = tuple(self.unflattened_size)
         known = 1
         for s in sizes:
             known *= s if s != -1 else 1
