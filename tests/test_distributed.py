@@ -235,6 +235,7 @@ COLLECTIVES = """
     import numpy as np
     import arraykit as ak
     import arraykit.nn.functional as F
+    from jax.sharding import NamedSharding, PartitionSpec as P
 
     rank, world = dist.get_rank(), dist.get_world_size()
     data = [np.random.default_rng(r).standard_normal(5).astype(np.float32) for r in range(world)]
@@ -284,9 +285,23 @@ COLLECTIVES = """
         out["target_error"] = str(e)
     good = dist.from_process_local(ak.asarray([rank, 2]), mesh)
     out["ce"] = F.cross_entropy(logits, good).item()
+    values = dist.from_process_local(ak.asarray([1.0, 2.0]) + 10 * rank, mesh)
+    inside = dist.from_process_local(ak.asarray([2 * world - 1, 0]), mesh)
+    outside = dist.from_process_local(ak.asarray([0, 2 * world if rank == 1 else 1]), mesh)
+    out["take"] = dist.all_gather_global(ak.take(values, inside)).tolist()
+    out["gather"] = dist.all_gather_global(ak.gather(values, 0, inside)).tolist()
+    for name, call in (("take", lambda: ak.take(values, outside)),
+                       ("gather", lambda: ak.gather(values, 0, outside))):
+        try:
+            call()
+        except IndexError as e:
+            out[name + "_error"] = str(e)
+    import jax.numpy as jnp
+    split = NamedSharding(mesh, P("data"))
+    from_jax = ak.asarray(jnp.arange(4 * world, dtype=jnp.int32), device=split)
+    out["from_jax"] = [from_jax.device.addressable, dist.to_process_local(from_jax).tolist()]
     import io, os, tempfile
     from arraykit import nn
-    from jax.sharding import NamedSharding, PartitionSpec as P
     rep = NamedSharding(mesh, P())
     ak.manual_seed(0)
     model = nn.Linear(3, 2).to(rep)
@@ -332,6 +347,10 @@ def test_two_process_collectives_against_numpy(tmp_path, devices):
         assert "arraykit.distributed.all_gather_global" in out["read_error"]
         assert out["target_error"] == "cross_entropy: target 3 is out of bounds for 3 classes"
         assert out["ce"] == pytest.approx(np.log(3), rel=1e-6)
+        assert out["take"] == out["gather"] == [12.0, 1.0, 12.0, 1.0]
+        assert out["take_error"] == "take(): index 4 is out of bounds for axis 0 with size 4"
+        assert out["gather_error"] == "gather(): index 4 is out of bounds for dimension 0 with size 4"
+        assert out["from_jax"] == [False, list(range(4 * rank, 4 * rank + 4))]
         assert out["loaded_device_spans"] == 2 * devices and out["loaded_equal"]
 
 
@@ -520,3 +539,76 @@ def test_split_checkpoints_load_on_another_number_of_processes(tmp_path):
     os.rename(tmp_path / "ckpt2.pt.process1", tmp_path / "elsewhere")
     with pytest.raises(ValueError, match=r"ckpt2.pt.process1 is missing: it holds process 1's blocks"):
         ak.load(tmp_path / "ckpt2.pt")
+
+
+SCALE = np.array([1.0, 2.0, 3.0]).reshape(3, 1, 1)
+SHIFT = np.array([0.5, -1.0, 2.0]).reshape(3, 1, 1)
+BATCHNORM = """
+    import json
+    import arraykit.distributed as dist
+    dist.init_process_group(timeout=60)
+    import numpy as np
+    import arraykit as ak
+    import arraykit.nn.functional as F
+    from arraykit import nn, optim
+    from arraykit.nn.parallel import DistributedDataParallel as DDP
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal((3, 8, 3, 2, 2)) * SCALE + SHIFT).astype(np.float32)
+    Y = rng.integers(0, 4, (3, 8))
+    rows = slice(rank * 8 // world, (rank + 1) * 8 // world)
+
+    def train(norm, parallel):
+        ak.manual_seed(0)
+        model = nn.Sequential(norm(3), nn.Flatten(), nn.Linear(12, 4))
+        net = DDP(model) if parallel else model
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        @ak.jit
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        if parallel:
+            batches = [(net.shard(ak.asarray(x[rows])), net.shard(ak.asarray(y[rows]))) for x, y in zip(X, Y)]
+        else:
+            batches = [(ak.asarray(x), ak.asarray(y)) for x, y in zip(X, Y)]
+        losses = [step(x, y).item() for x, y in batches]
+        stats = [dist.all_gather_global(b).tolist() for b in model[0].buffers()]
+        return losses, stats
+
+    out = {}
+    for norm in (nn.BatchNorm2d, nn.SyncBatchNorm):
+        out[norm.__name__] = [train(norm, False), train(norm, True)]
+    print("RESULT", rank, json.dumps(out), flush=True)
+    dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_two_process_batch_norm_statistics_are_the_global_batch(tmp_path):
+    script = BATCHNORM.replace("SCALE", repr(SCALE.tolist())).replace("SHIFT", repr(SHIFT.tolist()))
+    found = results(run_launcher(tmp_path, script))
+    for out in found.values():
+        for name, (single, parallel) in out.items():
+            np.testing.assert_allclose(parallel[0], single[0], rtol=1e-5, atol=1e-6, err_msg=name)
+            for a, b in zip(parallel[1], single[1]):  # running mean, var, batches tracked
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+            assert single[1][2] == 3
+    # the running statistics against NumPy's over each whole (global) batch
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal((3, 8, 3, 2, 2)) * SCALE + SHIFT).astype(np.float64)
+    mean, var = np.zeros(3), np.ones(3)
+    for x in X:
+        mean = 0.9 * mean + 0.1 * x.mean(axis=(0, 2, 3))
+        var = 0.9 * var + 0.1 * x.var(axis=(0, 2, 3), ddof=1)
+    halves = 0.1 * X[0, :4].mean(axis=(0, 2, 3))  # what one process's rows alone would give
+    for out in found.values():
+        for name, (single, parallel) in out.items():
+            np.testing.assert_allclose(parallel[1][0], mean, rtol=1e-5, atol=1e-6, err_msg=name)
+            np.testing.assert_allclose(parallel[1][1], var, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert not np.allclose(halves, 0.1 * X[0].mean(axis=(0, 2, 3)), atol=1e-3)

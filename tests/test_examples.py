@@ -61,3 +61,24 @@ def test_train_gpt_resume_gives_the_same_losses(tmp_path):
     out = _run("train_gpt.py", "--resume", str(checkpoint), "--log", str(rest), "--sample", "40")
     assert "resumed from" in out and "sample:" in out, out
     assert _gpt_losses(first) + _gpt_losses(rest) == _gpt_losses(whole)
+
+
+@pytest.mark.slow
+def test_train_digits_distributed_learns():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "arraykit.distributed.run", "--nproc-per-node", "2", "--master-port",
+         str(port), str(EXAMPLES / "train_digits.py"), "--distributed", "--epochs", "12"],
+        capture_output=True, text=True, timeout=600, cwd=EXAMPLES,
+        env={**os.environ, "PYTHONPATH": path, "JAX_PLATFORMS": "cpu"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = re.findall(r"2 processes, jit \(2 compilations\): 264 steps of 64 .* test accuracy ([0-9.]+)",
+                         done.stdout)
+    assert len(reports) == 1, done.stdout  # rank 0 alone prints
+    assert float(reports[0]) >= 0.93, done.stdout

@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as TF
 
 import arraykit as ak
-import arraykit.nn as nn
 import arraykit.nn.functional as F
+from arraykit import nn
 
 X = np.array([[-1.5, 0.0, 2.0, -0.25], [0.5, -3.0, 0.0, 1.25], [4.0, -0.5, 3.0, 6.5]])
 MESSAGE = "modified by an inplace operation"

@@ -537,3 +537,52 @@ def test_jax_and_numpy_array_arguments_are_inputs_read_at_each_call():
     assert f.compile_count == 1
     f(t, jnp.ones(4, jnp.float32)[:3], np.zeros(3, np.float32))
     assert f.compile_count == 1
+
+
+def test_closed_over_scalar_view_is_read_at_each_call():
+    """A 0-d view of a closed-over CPU storage enters the trace as a buffer read at
+    each call; its value at trace time is not baked into the program."""
+    state = ak.asarray(np.array([1.0, 2.0, 3.0], np.float32), device="cpu")
+    x = ak.ones(3, device="cpu")
+
+    @ak.jit
+    def f(t):
+        return t * state[1]
+
+    assert f(x).tolist() == [2.0, 2.0, 2.0]
+    state[1] = 10.0
+    assert f(x).tolist() == [10.0, 10.0, 10.0]
+
+
+def test_gradient_accumulating_into_an_input_compiles_once():
+    """``x.grad`` of an input outside the optimizer accumulates in place, as PyTorch's
+    AccumulateGrad does, so a jitted step keeps one program and matches eager."""
+    data = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+
+    def run(jitted):
+        ak.manual_seed(0)
+        x = ak.asarray(data).requires_grad_()
+        lin = ak.nn.Linear(3, 2)
+        opt = ak.optim.SGD(lin.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = lin(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = ak.jit(step) if jitted else step
+        first = None
+        losses = []
+        for _ in range(4):
+            losses.append(fn(x).item())
+            first = x.grad if first is None else first
+            assert x.grad is first  # the same tensor, updated in place
+        return losses, x.grad.numpy().copy(), fn
+
+    eager_losses, eager_grad, _ = run(False)
+    jit_losses, jit_grad, fn = run(True)
+    np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-5)
+    np.testing.assert_allclose(jit_grad, eager_grad, rtol=1e-5)
+    assert fn.compile_count <= 2  # the first call creates x.grad: traced once more

@@ -239,7 +239,7 @@ def test_conv2d_channels_last_input_is_read_in_place():
 
 def test_conv2d_errors():
     conv = nn.Conv2d(4, 6, 3)
-    with pytest.raises(ValueError, match="to have 4 channels, but got 3 channels"):
+    with pytest.raises(RuntimeError, match="to have 4 channels, but got 3 channels"):  # as PyTorch
         conv(ak.zeros((1, 3, 5, 5)))
     with pytest.raises(ValueError, match="strided"):
         nn.Conv2d(4, 6, 3, stride=2, padding="same")

@@ -178,7 +178,7 @@ def test_lstm_training_loop_with_cells_matches_layer():
     cell = nn.LSTMCell(3, 4)
     cell.load_state_dict({k[:-3]: v for k, v in layer.state_dict().items()})
     x = ak.asarray(np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32))
-    out, (h, c) = layer(x)
+    out, (_, c) = layer(x)
     hc = None
     for step in range(5):
         hc = cell(x[step], hc)
@@ -293,3 +293,18 @@ def test_pad_sequence_matches_torch(batch_first, side):
     (tout * torch.tensor(w)).sum().backward()
     for x, y in zip(a, t):
         np.testing.assert_array_equal(x.grad.numpy(), y.grad.numpy())
+
+
+def test_strided_input_and_states():
+    """A transposed (non-contiguous) input and a sliced initial state read in place."""
+    m = nn.GRU(3, 4)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    h = rng.standard_normal((1, 2, 8)).astype(np.float32)
+    xt, ht = ak.asarray(x).transpose(0, 1), ak.asarray(h)[..., ::2]
+    assert not xt.is_contiguous() and not ht.is_contiguous()
+    out, hn = m(xt, ht)
+    ref, ref_h = m(ak.asarray(np.ascontiguousarray(x.transpose(1, 0, 2))),
+                   ak.asarray(np.ascontiguousarray(h[..., ::2])))
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    np.testing.assert_array_equal(hn.numpy(), ref_h.numpy())

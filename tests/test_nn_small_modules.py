@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import arraykit as ak
-import arraykit.nn as nn
+from arraykit import nn
 from arraykit.nn import init, utils
 
 X = np.random.default_rng(0).standard_normal((2, 4, 3))
@@ -134,10 +134,10 @@ def test_dropout_modules_train_and_eval():
 
 
 def test_alpha_dropout_keeps_moments():
-    x = ak.randn(100000, dtype=ak.float64)
+    x = ak.randn(20000, dtype=ak.float64)
     y = np.asarray(nn.AlphaDropout(0.2)(x).tolist())
-    t = torch.nn.AlphaDropout(0.2)(torch.randn(100000, dtype=torch.float64)).numpy()
-    assert abs(y.mean() - t.mean()) < 0.02 and abs(y.std() - t.std()) < 0.02
+    t = torch.nn.AlphaDropout(0.2)(torch.randn(20000, dtype=torch.float64)).numpy()
+    assert abs(y.mean() - t.mean()) < 0.05 and abs(y.std() - t.std()) < 0.05
     np.testing.assert_allclose(np.unique(np.round(np.asarray(
         nn.functional.alpha_dropout(ak.zeros(1000), 0.3, True).tolist()), 6)),
         np.unique(np.round(torch.nn.functional.alpha_dropout(torch.zeros(1000), 0.3, True).numpy(), 6)))
@@ -239,18 +239,18 @@ def test_init_functions():
     tconv = torch.empty(4, 2, 3, 3)
     torch.nn.init.dirac_(tconv, groups=2)
     np.testing.assert_array_equal(np.asarray(conv.tolist()), tconv.numpy())
-    t = ak.empty((200000,), dtype=ak.float64)
+    t = ak.empty((20000,), dtype=ak.float64)
     init.trunc_normal_(t, mean=1.0, std=2.0, a=-1.0, b=2.0)
     v = np.asarray(t.tolist())
-    ref = torch.nn.init.trunc_normal_(torch.empty(200000, dtype=torch.float64), 1.0, 2.0, -1.0, 2.0).numpy()
+    ref = torch.nn.init.trunc_normal_(torch.empty(20000, dtype=torch.float64), 1.0, 2.0, -1.0, 2.0).numpy()
     assert v.min() >= -1.0 and v.max() <= 2.0
-    assert abs(v.mean() - ref.mean()) < 0.01 and abs(v.std() - ref.std()) < 0.01
+    assert abs(v.mean() - ref.mean()) < 0.03 and abs(v.std() - ref.std()) < 0.03
     s = ak.empty((10, 7))
     init.sparse_(s, 0.25, std=0.1)
     np.testing.assert_array_equal((np.asarray(s.tolist()) == 0).sum(0), [math.ceil(2.5)] * 7)
     with pytest.raises(ValueError, match="2 dimensions"):
         init.eye_(ak.empty((2, 2, 2)))
-    assert set(["trunc_normal_", "eye_", "dirac_", "orthogonal_", "sparse_"]) <= set(init.__all__)
+    assert {"trunc_normal_", "eye_", "dirac_", "orthogonal_", "sparse_"} <= set(init.__all__)
 
 
 def test_parameters_to_vector_round_trip():

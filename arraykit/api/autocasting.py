@@ -38,14 +38,22 @@ __all__ = ["autocast", "coerce", "POLICY", "LOWER", "FLOAT32"]
 LOWER = "lower"
 FLOAT32 = "float32"
 
-_BOTH_LOWER = ("matmul", "linear", "conv2d", "vecdot", "attention", "linear_cross_entropy")
+_BOTH_LOWER = (
+    "matmul", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "vecdot", "attention", "linear_cross_entropy", "prelu",
+)
 _BOTH_FLOAT32 = (
     "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits", "prod",
+    "binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss",
+    "triplet_margin_loss", "hinge_embedding_loss", "soft_margin_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "cdist",
 )
 _GPU_FLOAT32 = (
-    "softmax", "log_softmax", "logsumexp", "layer_norm", "sum", "cumulative_sum",
-    "cumulative_prod", "vector_norm", "matrix_norm", "exp", "expm1", "log", "log1p", "log2",
-    "log10", "acos", "asin", "cosh", "sinh", "tan", "reciprocal", "pow",
+    "softmax", "log_softmax", "logsumexp", "layer_norm", "group_norm", "rms_norm", "normalize",
+    "cosine_similarity", "pairwise_distance", "pdist", "softmin", "softplus", "sum",
+    "cumulative_sum", "cumulative_prod", "vector_norm", "matrix_norm", "exp", "expm1", "log",
+    "log1p", "log2", "log10", "acos", "asin", "cosh", "sinh", "tan", "reciprocal", "pow",
 )
 
 #: device type -> {op name: LOWER | FLOAT32}; ops not listed follow their inputs.

@@ -41,8 +41,8 @@ from ..core import host_memory
 from ..core import layout as L
 from ..core import x64
 from ..core.devices import (
-    Placement, as_device, check_same_device, default_device, host_to_device, import_dlpack,
-    import_host, jax_target, one_cpu, sharding_of,
+    Placement, addressable, as_device, check_same_device, default_device, host_to_device,
+    import_dlpack, import_host, jax_target, one_cpu, put_global, sharding_of,
 )
 from ..core.storage import Storage
 from ..core.jax_compat import trace_state_clean
@@ -593,7 +593,10 @@ def _from_jax(obj, dtype, device, copy):
         buf, exported = obj, not traced
     else:
         buf, exported = _cast(obj, dtype.np), False
-    if moved:
+    if moved and addressable(source) and not addressable(target):
+        # a mesh over several processes: each places its own copy, no cross-host transfer
+        buf, exported = put_global(buf, target.sharding), False
+    elif moved:
         buf, exported = jax.device_put(buf, jax_target(target)), False
     return _wrap(buf, L.contiguous(obj.shape), dtype, target, exported=exported)
 

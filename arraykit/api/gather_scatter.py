@@ -25,7 +25,7 @@ import jax.numpy as jnp
 
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import check_same_device
+from ..core.devices import addressable, check_same_device
 from ..kernels.launch import apply, apply_inplace
 from ..tensors.operands import writable_value
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
@@ -111,7 +111,8 @@ def _check_outside(index, low, high, error):
     """Raise ``error(value)`` for an element of ``index`` outside ``[low, high)``;
     nothing when ``index`` is traced or empty. On a device that defers its checks
     (:mod:`arraykit.core.deferred_checks`) a kernel computes the bounds and the error is
-    raised where the host next reads values.
+    raised where the host next reads values; on a placement over several processes
+    it computes them too, and every process raises at once.
 
     The caller holds the lock of ``index``'s storage (:func:`_held`).
     """
@@ -124,9 +125,10 @@ def _check_outside(index, low, high, error):
         return error(hi) if hi >= high else None
 
     device = index._storage.device
-    if deferred_checks.deferring(device):
+    if deferred_checks.deferring(device) or not addressable(device):
+        # across processes: every process reads the same (replicated) bounds, so all raise
         bounds = apply(_bounds, (index,))._storage.buffer
-        deferred_checks.defer(bounds, lambda host: error_of(*host.tolist()))
+        deferred_checks.check(device, bounds, lambda host: error_of(*host.tolist()))
         return
     if device.platform == "cpu":
         _, _, lo, hi = _extremes(index)

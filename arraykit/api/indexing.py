@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import layout as L
-from ..core.devices import check_same_device
+from ..core.devices import addressable, check_same_device
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
@@ -32,8 +32,10 @@ _CPUS = set()  # CPU devices met so far: a set lookup is cheaper than Device.pla
 
 
 def _is_cpu(device):
-    """Whether ``device`` is a CPU (remembered in ``_CPUS`` when it is)."""
-    if device.platform != "cpu":
+    """Whether ``device`` is a CPU whose memory this process holds, so its values are
+    read on the host (remembered in ``_CPUS`` when it is). A placement over several
+    processes' CPUs is not: its checks run as a kernel whose verdict every process reads."""
+    if device.platform != "cpu" or not addressable(device):
         return False
     _CPUS.add(device)
     return True

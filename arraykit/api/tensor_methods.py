@@ -23,7 +23,7 @@ tensor, or an integer division, gives float64 where PyTorch gives float32.
 The in-place twins (``x.exp_()``, ``x.pow_(2)``, ``x.eq_(y)``...) compute the
 out-of-place result and write it through ``x``'s layout; like ``x[...] = value``
 they raise ``TypeError`` when the result's dtype cannot be written into ``x``'s
-without loss (``int_tensor.exp_()``).
+(PyTorch's same-kind rule: ``int_tensor.exp_()`` raises).
 
 ``Tensor.size`` stays the standard's attribute (the number of elements, an ``int``)
 and is callable as PyTorch's ``x.size()`` (an :class:`arraykit.Size`) and
@@ -41,6 +41,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import as_device
 from ..kernels.launch import apply
+from ..tensors.operands import check_writable_dtype
 from ..tensors.tensor_type import (
     Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
 )
@@ -286,7 +287,9 @@ def _inplace_twin(name):
 
     def method(self, *args, **kwargs):
         source = self.clone() if self._storage.node is not None and is_grad_enabled() else self
-        return self._write(compute(source, *args, **kwargs))
+        result = compute(source, *args, **kwargs)
+        check_writable_dtype(result._dtype, self._dtype)
+        return self._write(result)
     _attach(inplace, method, f"``x.{inplace}(...)``: ``x.{name}(...)`` written into ``x`` "
             "in place.")
 

@@ -17,6 +17,7 @@ from ..core import dtypes as D
 from ..kernels.launch import apply
 from ..tensors.tensor_type import is_traced, require_tensor
 from . import gather_scatter as G
+from . import torch_keywords as T
 
 __all__ = ["index_fill", "index_reduce", "masked_scatter", "scatter_reduce"]
 
@@ -109,7 +110,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noq
     return result.reshape(x.shape)
 
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # noqa: A002
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):  # noqa: A002
     """A copy of ``input`` with the slices of ``source`` reduced (``"prod"``, ``"mean"``,
     ``"amax"``, ``"amin"``) into the slices ``index`` (1-D) names along ``dim``."""
     _check_reduce(reduce, ("prod", "mean", "amax", "amin"), "index_reduce")
@@ -121,7 +122,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):  # no
         shape[d] = flat.shape[0]
         full = flat.reshape(tuple(shape)).broadcast_to(src.shape)
         result = apply(_scatter_reduce, (target, full, src), (d, reduce, bool(include_self)))
-    return result.reshape(x.shape)
+    result = result.reshape(x.shape)
+    return result if out is None else T.into("index_reduce", result, out)
 
 
 def index_fill(input, dim, index, value):  # noqa: A002

@@ -46,8 +46,9 @@ def cat(tensors, dim=0, *, axis=None, out=None):
     return _into("cat", M.concat(tensors, axis=operator.index(dim)), out)
 
 
-def concatenate(tensors, axis=0, out=None):
-    """``torch.concatenate``: :func:`cat` with NumPy's ``axis`` name."""
+def concatenate(tensors, axis=0, out=None, *, dim=None):
+    """``torch.concatenate``: :func:`cat` with NumPy's ``axis`` name (or ``dim=``)."""
+    axis = T.pick("concatenate", "axis", axis, "dim", dim, 0)
     return _into("concatenate", M.concat(tensors, axis=operator.index(axis)), out)
 
 
@@ -67,9 +68,9 @@ def unflatten(input, dim, sizes):  # noqa: A002
     return x.reshape(x.shape[:d] + inner + x.shape[d + 1:])
 
 
-def unsqueeze(input, dim):  # noqa: A002
-    """A view with a size-1 dimension inserted at ``dim``."""
-    return require_tensor(input, "unsqueeze").unsqueeze(dim)
+def unsqueeze(input, dim, *, out=None):  # noqa: A002
+    """A view with a size-1 dimension inserted at ``dim`` (``out=``: written there)."""
+    return _into("unsqueeze", require_tensor(input, "unsqueeze").unsqueeze(dim), out)
 
 
 def permute(input, dims):  # noqa: A002
@@ -310,7 +311,7 @@ def _embed(x, offset, dim1, dim2):
     return jnp.moveaxis(out, (-2, -1), (dim1, dim2))
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
+def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):  # noqa: A002
     """A tensor whose ``(dim1, dim2)`` planes hold the last dimension of ``input`` on
     their ``offset`` diagonal, zeros elsewhere."""
     x = require_tensor(input, "diag_embed")
@@ -320,7 +321,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     if x.ndim == 0:
         raise RuntimeError("diag_embed: expected a tensor of at least one dimension")
-    return apply(_embed, (x,), (operator.index(offset), d1, d2))
+    return _into("diag_embed", apply(_embed, (x,), (operator.index(offset), d1, d2)), out)
 
 
 def diag(input, diagonal=0, *, out=None):  # noqa: A002

@@ -33,6 +33,7 @@ from ..core.storage import Storage
 from ..kernels import strided
 from ..kernels.export import dense_values
 from ..kernels.launch import Locks, apply, call_or_nested, fast_compile_options
+from .mode import no_grad
 from jax.extend.core import Literal
 
 
@@ -754,5 +755,10 @@ def _deposit(leaf, ct, ops):
             grad = ops.values(replaced, grad)
     if leaf.grad is None:
         leaf.grad = ops.tensor(grad)
+    elif not ops.graph and not L.overlaps_self(leaf.grad._layout):
+        # In place, as PyTorch's AccumulateGrad: the tensor that ``.grad`` is stays
+        # the same (a jitted step that accumulates keeps the same storage too).
+        with no_grad():
+            leaf.grad.add_(ops.tensor(grad))
     else:
         leaf.grad = leaf.grad + ops.tensor(grad)

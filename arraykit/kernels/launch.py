@@ -663,10 +663,14 @@ def _kernel_options(kernel, layouts, flags, leading, operands, platform):
 
 
 def _is_cpu_view(x):
-    """Whether the 0-d tensor ``x`` is one element of a larger concrete CPU storage."""
+    """Whether the 0-d tensor ``x`` is one element of a larger concrete CPU storage,
+    read on the host. Never while this thread traces ``arraykit.jit``: a closed-over
+    storage not read yet still holds its concrete buffer, and its value would be baked
+    into the program instead of read at each call."""
     st = x._storage
     buf = st._buffer
-    return buf.size > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
+    return (buf.size > 1 and st.device.platform == "cpu" and not isinstance(buf, jax.core.Tracer)
+            and not _jit_tracing())
 
 
 def _host_scalar(x):

@@ -20,9 +20,21 @@ from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "xavier_uniform_",
-    "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "eye_", "dirac_",
-    "orthogonal_", "sparse_",
+    "calculate_gain",
+    "constant_",
+    "dirac_",
+    "eye_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "orthogonal_",
+    "sparse_",
+    "trunc_normal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
 ]
 
 # ---------------------------------------------------------------------- random draws
@@ -241,7 +253,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     if tensor.ndim != 2:
         raise ValueError(f"Only tensors with 2 dimensions are supported, got shape {tensor.shape}")
     rows = tensor.shape[0]
-    zeros = int(math.ceil(sparsity * rows))
+    zeros = math.ceil(sparsity * rows)
     normal_(tensor, 0.0, std, generator)
     ranks = apply(_ranks, (_uniform(tensor.shape, 0.0, 1.0, tensor.dtype, tensor.device, generator),))
     with no_grad():

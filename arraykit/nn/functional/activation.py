@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 
 from ...api.autocasting import coerce
+from ...api.elementwise import tanh
 from ...autograd.function import Function
 from ...autograd.mode import is_grad_enabled
-from ...api.elementwise import tanh
 from ...core import layout as L
 from ...kernels import derivatives as DV
 from ...kernels.launch import apply, apply_inplace
@@ -19,10 +19,45 @@ from .. import activations as A
 from .. import loss_kernels as K
 from .arguments import _dim, _floating
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "relu", "relu6", "hardtanh", "leaky_relu", "elu", "softplus", "hardsigmoid", "hardswish", "sigmoid", "gelu", "silu",
-           "selu", "celu", "mish", "logsigmoid", "softsign", "tanhshrink", "softshrink",
-           "hardshrink", "threshold", "glu", "softmin", "prelu", "rrelu", "gumbel_softmax", "tanh",
-           "relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_", "celu_", "selu_"]
+__all__ = [
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "log_softmax",
+    "logsigmoid",
+    "logsumexp",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
 
 
 class _FromOutput(Function):
@@ -276,7 +311,7 @@ def hardshrink(input, lambd=0.5):
     return _activation(_hardshrink_body, input, "hardshrink", (float(lambd),))
 
 
-def threshold(input, threshold, value, inplace=False):  # noqa: A002 (PyTorch's names)
+def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
     x = require_tensor(input, "threshold")
     static = (float(threshold), float(value)) if x.dtype.kind in ("float", "complex") else (

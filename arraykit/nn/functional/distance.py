@@ -16,7 +16,7 @@ from ...kernels import derivatives as DV
 from ...kernels.launch import apply
 from .arguments import _floating
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
+__all__ = ["cosine_similarity", "normalize", "pairwise_distance", "pdist"]
 
 
 def _norm_value(x, axis, keepdims, ord, real):

@@ -11,7 +11,7 @@ import numpy as np
 from ...kernels.launch import apply
 from .arguments import _floating
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+__all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
 
 
 def _dropout_mask(key, x, keep):

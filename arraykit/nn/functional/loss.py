@@ -6,9 +6,9 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...api.autocasting import coerce
-from ...api.creation import full
 from ...autograd.function import Function
 from ...autograd.mode import is_grad_enabled
 from ...core import deferred_checks
@@ -18,16 +18,30 @@ from ...kernels.launch import apply
 from ...tensors.tensor_type import is_traced, require_tensor
 from .. import linear_ce_kernels as LCE
 from .. import loss_kernels as K
-from .arguments import _check_indices, _floating, _reduction
 from . import distance as D
+from .arguments import _check_indices, _floating, _reduction
 from .dense import linear
 
 __all__ = [
-    "nll_loss", "cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
-    "linear_cross_entropy", "binary_cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss",
-    "kl_div", "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "gaussian_nll_loss", "multilabel_soft_margin_loss",
-    "hinge_embedding_loss", "soft_margin_loss", "multi_margin_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "linear_cross_entropy",
+    "margin_ranking_loss",
+    "mse_loss",
+    "multi_margin_loss",
+    "multilabel_soft_margin_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
 ]
 
 
@@ -334,7 +348,7 @@ def _legacy_reduction(size_average, reduce, reduction):
     if size_average is None and reduce is None:
         return _reduction(reduction)
     warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
-                  f"...' instead.", UserWarning, stacklevel=3)
+                  "...' instead.", UserWarning, stacklevel=3)
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
@@ -380,7 +394,7 @@ def _check_range(x, low, high, error):
         deferred_checks.defer(found, lambda host: error(float(host[1])) if host[0] else None)
         return
     values = x._values()
-    bad = values[(values < low) | (values > high) | (values != values)]
+    bad = values[(values < low) | (values > high) | np.isnan(values)]
     if bad.size:
         raise error(float(bad[0]))
 

@@ -9,7 +9,7 @@ from ...kernels.launch import apply
 from ...tensors.tensor_type import is_traced, require_tensor
 from .arguments import _check_indices
 
-__all__ = ["embedding", "one_hot", "embedding_bag"]
+__all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 def _embedding_body(w, idx, padding_idx):

@@ -10,10 +10,33 @@ from ..parameter import Parameter
 from .allocation import _empty
 
 __all__ = [
-    "ReLU", "GELU", "SiLU", "Softmax", "LogSoftmax", "Softmin", "Tanh", "Sigmoid", "LeakyReLU",
-    "ELU", "SELU", "CELU", "PReLU", "Softplus", "Mish", "Hardswish", "Hardsigmoid", "Hardtanh",
-    "ReLU6", "GLU", "Threshold", "LogSigmoid", "Softsign", "Tanhshrink", "Softshrink",
-    "Hardshrink", "RReLU",
+    "CELU",
+    "ELU",
+    "GELU",
+    "GLU",
+    "SELU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Mish",
+    "PReLU",
+    "RReLU",
+    "ReLU",
+    "ReLU6",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softmin",
+    "Softplus",
+    "Softshrink",
+    "Softsign",
+    "Tanh",
+    "Tanhshrink",
+    "Threshold",
 ]
 
 
