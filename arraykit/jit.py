@@ -43,8 +43,11 @@ mode gets its own program, kept for when the mode switches back.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
 import gc
+import hashlib
 import math
 import re
 import threading
@@ -52,6 +55,7 @@ import weakref
 
 import jax
 import numpy as np
+from jax.extend.core import Literal as _Literal
 
 from .core import buffer_pool
 from .core import storage as S
@@ -65,6 +69,7 @@ from .kernels import launch
 from .tensors.tensor_type import Tensor
 
 _TRACE_LOCK = threading.Lock()
+RECYCLE_AFTER = 2  # runs of a program before its large outputs go into pooled buffers
 _ONE_LEAF = jax.tree_util.tree_structure(0)
 
 
@@ -253,6 +258,8 @@ class _Entry:
         self.large = []  # (output position, shape, dtype) of large written or kept buffers
         self.refs = []
         self.written_sorted = ()
+        self.unordered = set()  # written inputs XLA would copy if donated (_unordered_reads)
+        self.recent = None  # the Jitted's _RecentPrograms
         self.single = False  # the function returns one leaf
         self.guards = ()  # (weak reference to a module, its training flag at trace time)
 
@@ -285,6 +292,36 @@ class _Entry:
         return program
 
 
+class _RecentPrograms:
+    """The executables a :class:`Jitted` compiled most recently, by lowered program.
+
+    A signature traced again often gives the very program it gave before: the second
+    call of a training step, traced once more because its first call created the
+    gradients and optimizer state (see :class:`_Entry`), lowers to the same text.
+    That program is then not compiled again. At most ``LIMIT`` are kept.
+    """
+
+    LIMIT = 8
+
+    def __init__(self):
+        self._programs = collections.OrderedDict()
+
+    def get(self, lowered, donated, devices, compile):  # noqa: A002 (the verb)
+        """The executable of ``lowered`` with inputs ``donated`` on ``devices``, made by
+        ``compile(lowered, donated, devices)`` unless one was kept."""
+        text = lowered.as_text()
+        key = (hashlib.sha256(text.encode()).digest(), donated,
+               tuple(sorted(d.id for d in devices)))
+        compiled = self._programs.get(key)
+        if compiled is None:
+            compiled = self._programs[key] = compile(lowered, donated, devices)
+            while len(self._programs) > self.LIMIT:
+                self._programs.popitem(last=False)
+        else:
+            self._programs.move_to_end(key)
+        return compiled
+
+
 class _Program:
     """An entry's program compiled for one set of donated inputs.
 
@@ -294,21 +331,27 @@ class _Program:
     copies the old value at the start of the program (a weight read by both the
     forward and the input-gradient matmul and updated by the optimizer: a full copy
     per step). Not donating those inputs costs the same memory (old and new buffer
-    coexist either way) and saves the copy, so they are compiled again without
-    donation, except the ``required`` ones (``donate_argnums``: the caller gave them up).
+    coexist either way) and saves the copy. The entry's jaxpr shows which inputs
+    those are (:func:`_unordered_reads`), so they are not donated in the first place;
+    should XLA still copy some donated input, the program is compiled again without
+    donating it. The ``required`` ones (``donate_argnums``: the caller gave them up)
+    are donated whatever it costs.
 
     ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
     (:mod:`arraykit.core.buffer_pool`) per output in ``needs`` (the large written or kept
     outputs that no donated input aliases), runs a variant that takes them as
     donated inputs: the program ignores their values and XLA writes those outputs
-    into memory that is already mapped instead of fresh pages. Compiled on first use.
+    into memory that is already mapped instead of fresh pages. Compiled once the
+    program has run ``RECYCLE_AFTER`` times (see :meth:`wants_recycled`).
     """
 
     def __init__(self, entry, donate, bufs, required):
         self.program = entry.program
+        self.recent = entry.recent
+        donate = tuple(i for i in donate if i not in entry.unordered or i in required)
         plain = self._compile(donate, bufs)
         copied = _copied_parameters(plain.as_text()) & set(donate) - set(required)
-        if copied:
+        if copied:  # XLA copies more than the data dependencies showed
             donate = tuple(i for i in donate if i not in copied)
             plain = self._compile(donate, bufs)
         self.plain = plain
@@ -316,6 +359,7 @@ class _Program:
         aliased = {k for k, i in enumerate(entry.written) if i in donate}
         self.needs = [item for item in entry.large if item[0] not in aliased]
         self.recycling = None
+        self.runs = 0
 
     def _compile(self, donate, bufs, recycled=()):
         program = self.program
@@ -331,15 +375,70 @@ class _Program:
         jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
         devices = next((b.sharding.device_set for b in bufs if isinstance(b, jax.Array)),
                        (jax.devices()[0],))
-        return compilation_cache.compile(jitted.lower(*bufs, *recycled), donate + extra, devices)
+        lowered = jitted.lower(*bufs, *recycled)
+        return self.recent.get(lowered, donate + extra, devices, compilation_cache.compile)
+
+    def wants_recycled(self):
+        """Whether the next call should get pooled buffers: when some output needs
+        one and the program has already run ``RECYCLE_AFTER`` times (the recycling
+        variant is a second compilation, not worth it for a program called once or
+        twice, and not to be paid by the first calls of a training loop)."""
+        return bool(self.needs) and self.runs >= RECYCLE_AFTER
 
     def run(self, bufs, recycled):
         """Run on ``bufs``, writing the ``needs`` outputs into ``recycled`` when given."""
+        self.runs += 1
         if not recycled:
             return self.plain(*bufs)
         if self.recycling is None:
             self.recycling = self._compile(self.donate, bufs, recycled)
         return self.recycling(*bufs, *recycled)
+
+
+def _unordered_reads(jaxpr, n_constvars, written):
+    """Positions among ``written`` (program input positions, in the order constvars
+    then invars; input ``written[k]`` is updated into output ``k``) whose old value
+    some equation reads that the update does not depend on.
+
+    XLA writes a donated input's new value into its buffer only when every read of
+    the old value is ordered before the write by data dependencies; otherwise it
+    copies the input first. This finds those inputs from the jaxpr's data flow
+    (equations as nodes), before anything is compiled."""
+    inputs = list(jaxpr.constvars) + list(jaxpr.invars)
+    producer = {}
+    readers = {}
+    for index, eqn in enumerate(jaxpr.eqns):
+        for var in eqn.invars:
+            if not isinstance(var, _Literal):
+                readers.setdefault(var, []).append(index)
+        for var in eqn.outvars:
+            producer[var] = index
+    unordered = set()
+    for k, position in enumerate(written):
+        var = inputs[position]
+        out = jaxpr.outvars[k]
+        if any(o is var for o in jaxpr.outvars):  # the old value leaves the program too
+            unordered.add(position)
+            continue
+        ancestors = _ancestors(jaxpr, producer, out)
+        if any(r not in ancestors for r in readers.get(var, ())):
+            unordered.add(position)
+    return unordered
+
+
+def _ancestors(jaxpr, producer, var):
+    """Indices of the equations ``var`` depends on, its producer included."""
+    seen = set()
+    stack = [producer[var]] if var in producer else []
+    while stack:
+        index = stack.pop()
+        if index in seen:
+            continue
+        seen.add(index)
+        for v in jaxpr.eqns[index].invars:
+            if not isinstance(v, _Literal) and v in producer:
+                stack.append(producer[v])
+    return seen
 
 
 _PARAMETER = re.compile(r"^\s*(%[\w.\-]+) = .* parameter\((\d+)\)", re.M)
@@ -371,6 +470,7 @@ class Jitted:
         self._entries = {}
         self._variants = {}  # key -> entries traced in other training modes
         self._last_key = None
+        self._recent = _RecentPrograms()
         functools.update_wrapper(self, fn)
 
     def _split(self, args, kwargs):
@@ -446,6 +546,7 @@ class Jitted:
 
         with _TRACE_LOCK:
             entry = _trace(call, arg_storages, arrays)
+        entry.recent = self._recent
         self.compile_count += 1
         self.last_compile_reason = reason
         self._last_key = key
@@ -513,8 +614,9 @@ def _trace(call, arg_storages, arrays=()):
             _forget_graphs(trace)
             trace.restore()
 
-    traced_call = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages],
-                                        *map(_abstract, arrays))
+    with _older_objects_frozen():
+        traced_call = jax.jit(traced).trace(*[_abstract(st._buffer) for st in arg_storages],
+                                            *map(_abstract, arrays))
     closed = traced_call.jaxpr
     # Constants reach the jaxpr two ways: as constvars (closed.consts) and, in JAX's
     # newer scheme, hoisted to leading inputs (traced_call._consts).
@@ -528,6 +630,7 @@ def _trace(call, arg_storages, arrays=()):
             entry.consts.append(("value", const))
     entry.program = _program(closed.jaxpr, len(closed.consts))
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
+    entry.unordered = _unordered_reads(closed.jaxpr, len(closed.consts), entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
     entry.guards = tuple(trace.guards.values())
@@ -567,6 +670,29 @@ def _forget_graphs(trace):
         st = ref()
         if st is not None and id(st) not in trace.saved:
             st.node = None
+
+
+@contextlib.contextmanager
+def _older_objects_frozen():
+    """Let garbage collections during a trace look only at objects made during it.
+
+    :func:`_still_alive` collects garbage to tell the storages the trace made and
+    something still holds from those only a reference cycle keeps. A full collection
+    walks every object of the process (hundreds of thousands once JAX is imported:
+    a good part of a small step's first call); objects older than the trace cannot
+    keep its storages alive, unless they became garbage during it together with
+    them, which at worst makes a dead storage look kept (an extra output, and a new
+    trace once it is collected). So the older ones are frozen (``gc.freeze``) for the
+    trace and thawed afterwards, into the oldest generation. Left alone when
+    something else froze objects."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _still_alive(trace):
@@ -630,7 +756,8 @@ def _run(entry, arg_storages, donated=(), arrays=()):
             offset = len(entry.consts)
             program = entry.compiled(donation, bufs,
                                      tuple(offset + k for k in donated))
-            recycled = _recycled(program, entry, inputs, kept) if program.needs and not donated else ()
+            recycled = (_recycled(program, entry, inputs, kept)
+                        if not donated and program.wants_recycled() else ())
             outs = program.run(bufs, recycled)
             del recycled
         del bufs

@@ -586,3 +586,27 @@ def test_gradient_accumulating_into_an_input_compiles_once():
     np.testing.assert_allclose(jit_losses, eager_losses, rtol=1e-5)
     np.testing.assert_allclose(jit_grad, eager_grad, rtol=1e-5)
     assert fn.compile_count <= 2  # the first call creates x.grad: traced once more
+
+
+def test_step_zeroing_gradients_in_place_after_an_eager_step():
+    """``zero_grad(set_to_none=False)`` keeps the ``.grad`` tensors of an eager step; the
+    jitted step then zeroes and accumulates into those same storages."""
+    data = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    losses = {}
+    for jitted in (False, True):
+        ak.manual_seed(0)
+        x = ak.asarray(data)
+        lin = ak.nn.Linear(3, 2)
+        opt = ak.optim.SGD(lin.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad(set_to_none=False)
+            loss = lin(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        first = step(x).item()
+        fn = ak.jit(step) if jitted else step
+        losses[jitted] = [first] + [fn(x).item() for _ in range(3)]
+    np.testing.assert_allclose(losses[True], losses[False], rtol=1e-5)

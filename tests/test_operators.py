@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -148,13 +149,12 @@ def test_inplace_with_scalars_and_reflected_dtype():
     [
         ("int8", operator.iadd, 1.5),
         ("int32", operator.itruediv, 2),
-        ("int8", operator.ifloordiv, np.array([1, 2], np.int16)),
-        ("uint8", operator.imod, np.array([1, 2], np.int8)),
+        ("int8", operator.iadd, np.array([1.5, 2], np.float32)),
         ("float32", operator.iand, 1),
         ("float64", operator.ilshift, 1),
         ("bool", operator.ipow, True),
+        ("bool", operator.iadd, np.array([1, 2], np.int8)),
         ("float32", operator.ipow, 1j),
-        ("float32", operator.imul, np.array([1.0, 2.0], np.float64)),
     ],
 )
 def test_inplace_dtype_errors(dtype, op, other):
@@ -163,6 +163,26 @@ def test_inplace_dtype_errors(dtype, op, other):
     with pytest.raises(TypeError):
         op(x, other)
     check(x, before)
+
+
+@pytest.mark.parametrize(
+    "dtype, op, other",
+    [
+        ("int8", operator.ifloordiv, np.array([1, 2], np.int16)),
+        ("uint8", operator.imod, np.array([1, 2], np.int8)),
+        ("float32", operator.imul, np.array([1.1, 2.0], np.float64)),
+        ("int32", operator.iadd, np.array([3, -4], np.int64)),
+    ],
+)
+def test_inplace_results_cast_within_their_kind_like_pytorch(dtype, op, other):
+    """PyTorch's same-kind rule: a result of the target's kind (or a lower one) is
+    cast into it, however wide (int16 into int8, float64 into float32)."""
+    x = ak.asarray(np.array([5, 7], dtype=dtype))
+    t = torch.from_numpy(np.array([5, 7], dtype=dtype))
+    op(x, other)
+    op(t, torch.from_numpy(other))
+    np.testing.assert_array_equal(x.numpy(), t.numpy())
+    assert x.dtype is getattr(ak, dtype)
 
 
 def test_inplace_shape_errors():

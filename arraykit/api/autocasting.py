@@ -80,12 +80,15 @@ def _platform(device_type):
 
 class autocast:  # noqa: N801 (PyTorch's spelling)
     """Context manager and decorator: compute the ops of :data:`POLICY` in ``dtype``
-    (bfloat16 or float16) or float32 on ``device_type``, as ``torch.autocast``."""
+    (bfloat16 or float16; by default bfloat16 on ``"cpu"``, float16 on ``"cuda"``/``"gpu"``)
+    or float32 on ``device_type``, as ``torch.autocast``."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         self.platform = _platform(device_type)
         self.device_type = device_type
-        dtype = D.bfloat16 if dtype is None else D.as_dtype(dtype)
+        if dtype is None:  # PyTorch's defaults: bfloat16 on the CPU, float16 on a GPU
+            dtype = D.bfloat16 if self.platform == "cpu" else D.float16
+        dtype = D.as_dtype(dtype)
         if dtype.name not in _LOWER_DTYPES:
             raise ValueError(
                 f"autocast: dtype must be arraykit.bfloat16 or arraykit.float16, got {dtype}"
