@@ -403,27 +403,62 @@ def _unordered_reads(jaxpr, n_constvars, written):
     XLA writes a donated input's new value into its buffer only when every read of
     the old value is ordered before the write by data dependencies; otherwise it
     copies the input first. This finds those inputs from the jaxpr's data flow
-    (equations as nodes), before anything is compiled."""
+    (equations as nodes) before anything is compiled. A read of the old value is a
+    read of the input or of a value that is the input under another name (passed
+    through a nested ``jit``, as autograd's saved residuals are, or reshaped,
+    transposed, broadcast: XLA folds those into the reader)."""
     inputs = list(jaxpr.constvars) + list(jaxpr.invars)
+    root = _aliases(jaxpr, {var: k for k, var in enumerate(inputs)})
     producer = {}
     readers = {}
     for index, eqn in enumerate(jaxpr.eqns):
         for var in eqn.invars:
-            if not isinstance(var, _Literal):
-                readers.setdefault(var, []).append(index)
+            if not isinstance(var, _Literal) and var in root:
+                readers.setdefault(root[var], []).append(index)
         for var in eqn.outvars:
             producer[var] = index
     unordered = set()
     for k, position in enumerate(written):
-        var = inputs[position]
         out = jaxpr.outvars[k]
-        if any(o is var for o in jaxpr.outvars):  # the old value leaves the program too
+        if any(not isinstance(o, _Literal) and root.get(o) == position and o is not out
+               for o in jaxpr.outvars):  # the old value leaves the program too
             unordered.add(position)
             continue
         ancestors = _ancestors(jaxpr, producer, out)
-        if any(r not in ancestors for r in readers.get(var, ())):
+        if any(r not in ancestors for r in readers.get(position, ())):
             unordered.add(position)
     return unordered
+
+
+# Primitives whose result XLA reads from the operand's buffer (folded into the reader):
+# the strided reads of arraykit's kernels (arraykit.kernels.strided) are made of them.
+_RENAMING = frozenset(("reshape", "transpose", "squeeze", "expand_dims", "broadcast_in_dim",
+                       "slice", "dynamic_slice", "rev", "copy", "copy_p"))
+
+
+def _aliases(jaxpr, roots):
+    """``roots`` (variable -> input number) extended to every variable of ``jaxpr``
+    that holds one of those values under another name."""
+    root = dict(roots)
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in _RENAMING or (name == "convert_element_type"
+                                 and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
+            source = eqn.invars[0]
+            if not isinstance(source, _Literal) and source in root:
+                root[eqn.outvars[0]] = root[source]
+        elif "jaxpr" in eqn.params and name in ("jit", "pjit", "closed_call"):
+            inner = eqn.params["jaxpr"]
+            inner = getattr(inner, "jaxpr", inner)
+            outer = {var: k for k, var in enumerate(eqn.invars)
+                     if not isinstance(var, _Literal) and var in root}
+            if not outer:
+                continue
+            passed = _aliases(inner, {inner.invars[k]: k for k in outer.values()})
+            for out_var, inner_out in zip(eqn.outvars, inner.outvars):
+                if not isinstance(inner_out, _Literal) and inner_out in passed:
+                    root[out_var] = root[eqn.invars[passed[inner_out]]]
+    return root
 
 
 def _ancestors(jaxpr, producer, var):

@@ -110,10 +110,11 @@ def main():
 
 def train_distributed(args):
     """Data-parallel training: every process runs this; rank 0 prints."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
     import arraykit.distributed as dist
     from arraykit.nn.parallel import DistributedDataParallel
     from arraykit.utils.data import DataLoader, DistributedSampler, TensorDataset
-    from jax.sharding import NamedSharding, PartitionSpec
 
     dist.init_process_group()  # first: JAX's runtime starts before any tensor is made
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -278,7 +278,7 @@ def test_lstm_under_jit_matches_eager_and_compiles_once_per_length():
 
 @pytest.mark.parametrize("batch_first,side", [(False, "right"), (True, "left")])
 def test_pad_sequence_matches_torch(batch_first, side):
-    from arraykit.nn.rnn_utils import pad_sequence
+    from arraykit.nn.utils.rnn import pad_sequence
 
     rng = np.random.default_rng(0)
     seqs = [rng.standard_normal((n, 2)).astype(np.float32) for n in (3, 1, 4)]

@@ -1,6 +1,6 @@
 """Neural-network building blocks: :class:`Module`, :class:`Parameter`, PyTorch's
 layers, containers and losses, :mod:`arraykit.nn.functional`, :mod:`arraykit.nn.init`
-and :mod:`arraykit.nn.utils` (gradient clipping)."""
+and :mod:`arraykit.nn.utils` (gradient clipping, parameter vectors, ``rnn.pad_sequence``)."""
 
 from . import functional, init, tensor_methods, utils
 from .module import Module

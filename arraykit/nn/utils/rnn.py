@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..api import creation as C
-from ..api.manipulation import concat, stack
-from ..tensors.tensor_type import require_tensor
+from ...api import creation as C
+from ...api.manipulation import concat, stack
+from ...tensors.tensor_type import require_tensor
 
 __all__ = ["pad_sequence"]
 
