@@ -333,8 +333,9 @@ class _Program:
     per step). Not donating those inputs costs the same memory (old and new buffer
     coexist either way) and saves the copy. The entry's jaxpr shows which inputs
     those are (:func:`_unordered_reads`), so they are not donated in the first place;
-    should XLA still copy some donated input, the program is compiled again without
-    donating it. The ``required`` ones (``donate_argnums``: the caller gave them up)
+    should XLA still copy donated inputs of ``buffer_pool.MIN_BYTES`` or more, the
+    program is compiled again without donating them (a smaller copy costs less than a
+    second compilation). The ``required`` ones (``donate_argnums``: the caller gave them up)
     are donated whatever it costs.
 
     ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
@@ -351,7 +352,8 @@ class _Program:
         donate = tuple(i for i in donate if i not in entry.unordered or i in required)
         plain = self._compile(donate, bufs)
         copied = _copied_parameters(plain.as_text()) & set(donate) - set(required)
-        if copied:  # XLA copies more than the data dependencies showed
+        if sum(_nbytes(bufs[i]) for i in copied) >= buffer_pool.MIN_BYTES:
+            # XLA copies more than the data dependencies showed, enough to matter
             donate = tuple(i for i in donate if i not in copied)
             plain = self._compile(donate, bufs)
         self.plain = plain
@@ -395,37 +397,37 @@ class _Program:
         return self.recycling(*bufs, *recycled)
 
 
-def _unordered_reads(jaxpr, n_constvars, written):
+def _unordered_reads(jaxpr, written):
     """Positions among ``written`` (program input positions, in the order constvars
     then invars; input ``written[k]`` is updated into output ``k``) whose old value
-    some equation reads that the update does not depend on.
+    some operation reads that the update does not depend on.
 
     XLA writes a donated input's new value into its buffer only when every read of
     the old value is ordered before the write by data dependencies; otherwise it
     copies the input first. This finds those inputs from the jaxpr's data flow
-    (equations as nodes) before anything is compiled. A read of the old value is a
-    read of the input or of a value that is the input under another name (passed
-    through a nested ``jit``, as autograd's saved residuals are, or reshaped,
-    transposed, broadcast: XLA folds those into the reader)."""
-    inputs = list(jaxpr.constvars) + list(jaxpr.invars)
-    root = _aliases(jaxpr, {var: k for k, var in enumerate(inputs)})
+    before anything is compiled, with nested ``jit`` calls inlined (as XLA inlines
+    them: one backward kernel computing a weight's gradient and its input's gradient
+    does not order the latter before the weight's update) and a value renamed by
+    a reshape, transpose, slice or broadcast counted as the value itself (XLA folds
+    those into the operation that reads them)."""
+    nodes, inputs, outputs = _data_flow(jaxpr)
     producer = {}
     readers = {}
-    for index, eqn in enumerate(jaxpr.eqns):
-        for var in eqn.invars:
-            if not isinstance(var, _Literal) and var in root:
-                readers.setdefault(root[var], []).append(index)
-        for var in eqn.outvars:
-            producer[var] = index
+    for index, (reads, writes) in enumerate(nodes):
+        for value in reads:
+            readers.setdefault(value, []).append(index)
+        for value in writes:
+            producer[value] = index
     unordered = set()
     for k, position in enumerate(written):
-        out = jaxpr.outvars[k]
-        if any(not isinstance(o, _Literal) and root.get(o) == position and o is not out
-               for o in jaxpr.outvars):  # the old value leaves the program too
+        old, new = inputs[position], outputs[k]
+        if old == new:
+            continue
+        if old in outputs:  # the old value leaves the program too
             unordered.add(position)
             continue
-        ancestors = _ancestors(jaxpr, producer, out)
-        if any(r not in ancestors for r in readers.get(position, ())):
+        ancestors = _ancestors(nodes, producer, new)
+        if any(r not in ancestors for r in readers.get(old, ())):
             unordered.add(position)
     return unordered
 
@@ -434,46 +436,68 @@ def _unordered_reads(jaxpr, n_constvars, written):
 # the strided reads of arraykit's kernels (arraykit.kernels.strided) are made of them.
 _RENAMING = frozenset(("reshape", "transpose", "squeeze", "expand_dims", "broadcast_in_dim",
                        "slice", "dynamic_slice", "rev", "copy", "copy_p"))
+_INLINED = frozenset(("jit", "pjit", "closed_call"))
 
 
-def _aliases(jaxpr, roots):
-    """``roots`` (variable -> input number) extended to every variable of ``jaxpr``
-    that holds one of those values under another name."""
-    root = dict(roots)
-    for eqn in jaxpr.eqns:
-        name = eqn.primitive.name
-        if name in _RENAMING or (name == "convert_element_type"
-                                 and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
-            source = eqn.invars[0]
-            if not isinstance(source, _Literal) and source in root:
-                root[eqn.outvars[0]] = root[source]
-        elif "jaxpr" in eqn.params and name in ("jit", "pjit", "closed_call"):
-            inner = eqn.params["jaxpr"]
-            inner = getattr(inner, "jaxpr", inner)
-            outer = {var: k for k, var in enumerate(eqn.invars)
-                     if not isinstance(var, _Literal) and var in root}
-            if not outer:
-                continue
-            passed = _aliases(inner, {inner.invars[k]: k for k in outer.values()})
-            for out_var, inner_out in zip(eqn.outvars, inner.outvars):
-                if not isinstance(inner_out, _Literal) and inner_out in passed:
-                    root[out_var] = root[eqn.invars[passed[inner_out]]]
-    return root
+def _data_flow(jaxpr):
+    """``(nodes, inputs, outputs)``: the operations of ``jaxpr`` with nested calls
+    inlined, each ``(values read, values written)``, where a value is a number and a
+    renamed value keeps its operand's number; the numbers of the inputs (constvars,
+    then invars) and of the outputs (None for a literal)."""
+    nodes = []
+    counter = [0]
+
+    def fresh():
+        counter[0] += 1
+        return counter[0]
+
+    def walk(jaxpr, env):
+        def value(var):
+            return None if isinstance(var, _Literal) else env[var]
+
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            reads = [value(v) for v in eqn.invars]
+            if name in _RENAMING or (name == "convert_element_type"
+                                     and eqn.invars[0].aval.dtype == eqn.outvars[0].aval.dtype):
+                env[eqn.outvars[0]] = reads[0] if reads[0] is not None else fresh()
+                nodes.append(([r for r in reads[1:] if r is not None], []))
+            elif name in _INLINED and "jaxpr" in eqn.params:
+                inner = eqn.params["jaxpr"]
+                consts = getattr(inner, "consts", ())
+                inner = getattr(inner, "jaxpr", inner)
+                inner_env = {var: fresh() for var in inner.constvars[:len(consts)]}
+                for var, outer in zip(inner.invars, reads):
+                    inner_env[var] = outer if outer is not None else fresh()
+                for var, out in zip(eqn.outvars, walk(inner, inner_env)):
+                    env[var] = out if out is not None else fresh()
+            else:
+                writes = [fresh() for _ in eqn.outvars]
+                env.update(zip(eqn.outvars, writes))
+                nodes.append(([r for r in reads if r is not None], writes))
+        return [value(v) for v in jaxpr.outvars]
+
+    env = {var: fresh() for var in list(jaxpr.constvars) + list(jaxpr.invars)}
+    inputs = [env[var] for var in list(jaxpr.constvars) + list(jaxpr.invars)]
+    outputs = walk(jaxpr, env)
+    return nodes, inputs, outputs
 
 
-def _ancestors(jaxpr, producer, var):
-    """Indices of the equations ``var`` depends on, its producer included."""
+def _ancestors(nodes, producer, value):
+    """Indices of the nodes ``value`` depends on, its producer included."""
     seen = set()
-    stack = [producer[var]] if var in producer else []
+    stack = [producer[value]] if value in producer else []
     while stack:
         index = stack.pop()
         if index in seen:
             continue
         seen.add(index)
-        for v in jaxpr.eqns[index].invars:
-            if not isinstance(v, _Literal) and v in producer:
-                stack.append(producer[v])
+        stack.extend(producer[v] for v in nodes[index][0] if v in producer)
     return seen
+
+
+def _nbytes(buf):
+    return math.prod(buf.shape) * np.dtype(buf.dtype).itemsize
 
 
 _PARAMETER = re.compile(r"^\s*(%[\w.\-]+) = .* parameter\((\d+)\)", re.M)
@@ -665,7 +689,7 @@ def _trace(call, arg_storages, arrays=()):
             entry.consts.append(("value", const))
     entry.program = _program(closed.jaxpr, len(closed.consts))
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
-    entry.unordered = _unordered_reads(closed.jaxpr, len(closed.consts), entry.written)
+    entry.unordered = _unordered_reads(closed.jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.treedef = plan["tree"]
     entry.guards = tuple(trace.guards.values())

@@ -316,6 +316,8 @@ COLLECTIVES = """
     if rank == 0:
         os.remove(path)
     dist.barrier()
+    import jax
+    out["cpu_is_local"] = ak.zeros(1, device="cpu").device == jax.local_devices(backend="cpu")[0]
     print("RESULT", rank, json.dumps(out), flush=True)
     dist.destroy_process_group()
 """
@@ -352,6 +354,7 @@ def test_two_process_collectives_against_numpy(tmp_path, devices):
         assert out["gather_error"] == "gather(): index 4 is out of bounds for dimension 0 with size 4"
         assert out["from_jax"] == [False, list(range(4 * rank, 4 * rank + 4))]
         assert out["loaded_device_spans"] == 2 * devices and out["loaded_equal"]
+        assert out["cpu_is_local"]  # "cpu" names this process's first device, as in PyTorch
 
 
 TRAINING = """

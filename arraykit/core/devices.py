@@ -67,8 +67,8 @@ def _from_string(spec):
     platform = {"cuda": "gpu", "gpu": "gpu", "cpu": "cpu", "tpu": "tpu", "rocm": "gpu"}.get(name)
     if platform is None:
         raise ValueError(f"unknown device {spec!r}; expected 'cpu', 'gpu', 'cuda:N' or a JAX device")
-    try:
-        devices = jax.devices(platform)
+    try:  # this process's devices: "cuda:1" is the second GPU here, as in PyTorch
+        devices = jax.local_devices(backend=platform)
     except RuntimeError:
         raise ValueError(
             f"device {spec!r} is not available on this machine (devices: {_available()})"

@@ -177,7 +177,7 @@ class Storage:
         device = self.device
         spec = None
         if isinstance(device, jax.Device):
-            spec = f"{device.platform}:{jax.devices(device.platform).index(device)}"
+            spec = f"{device.platform}:{jax.local_devices(backend=device.platform).index(device)}"
         return _restore, (values, self.dtype, spec)
 
     @property
