@@ -251,6 +251,7 @@ class _Entry:
         self.consts = []
         self.written = []
         self.kept = []
+        self.held = []  # storages made and kept whose values the trace knows: not outputs
         self.returned = []
         self.treedef = None
         self.program = None
@@ -279,7 +280,7 @@ class _Entry:
 
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
-        self.refs = [ref for kind, ref in self.consts if kind == "storage"] + self.kept
+        self.refs = [ref for kind, ref in self.consts if kind == "storage"] + self.kept + self.held
         self.written_sorted = tuple(sorted(set(self.written)))
         self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
 
@@ -567,7 +568,7 @@ class Jitted:
             reason = "a module's training mode changed (train()/eval())"
         if entry is None or not entry.alive():
             entry = self._compile(key, static, dynamic, named, arg_storages, arrays, reason)
-            entry.provisional = bool(entry.kept)
+            entry.provisional = bool(entry.kept or entry.held)
         elif entry.provisional:
             entry = self._compile(key, static, dynamic, named, arg_storages, arrays, _WARM_UP)
         return _run(entry, arg_storages, self._donated(args, arg_storages), arrays)
@@ -644,7 +645,7 @@ def _trace(call, arg_storages, arrays=()):
                 st for key, st in saved.items()
                 if st._buffer is not entered.get(key, trace.saved[key][1])
             ]
-            kept = _still_alive(trace)
+            kept, held = _still_alive(trace, {item[1] for item in returned if item[0] == "T"})
             outs = [st._buffer for st in written] + [st._buffer for st in kept]
             plan["stored"] = [(b.shape, b.dtype) for b in outs]
             kept_ids = {id(st): k for k, st in enumerate(kept)}
@@ -666,7 +667,7 @@ def _trace(call, arg_storages, arrays=()):
                     extra.append(item[1])
                 else:
                     spec.append(("static", item[1]))
-            plan.update(trace=trace, written=written, kept=kept, spec=spec, tree=tree)
+            plan.update(trace=trace, written=written, kept=kept, held=held, spec=spec, tree=tree)
             return outs + extra
         finally:
             S.set_trace(None)
@@ -691,6 +692,7 @@ def _trace(call, arg_storages, arrays=()):
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
     entry.unordered = _unordered_reads(closed.jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
+    entry.held = [weakref.ref(st) for st in plan["held"]]
     entry.treedef = plan["tree"]
     entry.guards = tuple(trace.guards.values())
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
@@ -754,15 +756,24 @@ def _older_objects_frozen():
         gc.unfreeze()
 
 
-def _still_alive(trace):
-    """Storages created during the trace that something outside it still holds."""
+def _still_alive(trace, returned):
+    """Storages created during the trace that something outside it still holds, as
+    ``(kept, held)``: ``held`` are those whose buffer is a concrete array (made from
+    constants, never written during the trace) and not among the ``returned``
+    storage ids; they keep that buffer and need not be outputs of the program, whose
+    outputs are then those of the program the next trace makes (see :class:`_Entry`),
+    so that it is not compiled again (:class:`_RecentPrograms`)."""
     gc.collect()
     alive = {}
     for ref in trace.made:
         st = ref()
         if st is not None and id(st) not in trace.saved:
             alive[id(st)] = st
-    return list(alive.values())
+    kept, held = [], []
+    for key, st in alive.items():
+        concrete = not isinstance(st._buffer, jax.core.Tracer) and key not in returned
+        (held if concrete else kept).append(st)
+    return kept, held
 
 
 def _position(st, entry, arg_storages):

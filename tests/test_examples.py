@@ -33,6 +33,15 @@ def test_train_digits_learns(mode):
         assert "jit (2 compilations)" in out
 
 
+def test_train_cnn_learns_at_a_tiny_size():
+    """The ResNet example (BatchNorm, in-place ReLU, pooling), jitted, at width 8."""
+    out = _run("train_cnn.py", "--epochs", "2", "--width", "8")
+    losses = [float(v) for v in re.findall(r"mean loss ([0-9.]+)", out)]
+    assert len(losses) == 2 and losses[1] < losses[0] < 2.5, out
+    assert "jit (2 compilations)" in out
+    assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) > 0.5, out
+
+
 def test_resume_continues_with_the_same_losses(tmp_path):
     out = _run("resume_digits.py", "--epochs", "2", "--checkpoint", str(tmp_path / "ckpt"))
     assert "identical losses: True" in out, out

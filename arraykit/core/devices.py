@@ -176,6 +176,27 @@ def put_global(local, sharding):
     return jax.make_array_from_single_device_arrays(shape, sharding, pieces)
 
 
+def fitted(device, shape):
+    """Where a new array of ``shape`` made for a tensor on ``device`` goes (an
+    optimizer's flat state, its hyperparameters): ``device`` itself, unless it is a
+    placement whose split cannot lay out ``shape`` (a 0-d array, a rank it lacks, a
+    length its devices do not divide); then a placement replicating over the same
+    devices (mesh and memory kind kept)."""
+    if not isinstance(device, Placement) or device.sharding.is_fully_replicated:
+        return device
+    sharding = device.sharding
+    try:
+        sharding.check_compatible_aval(tuple(shape))  # the rank
+        sharding.shard_shape(tuple(shape))  # the divisibility
+    except ValueError:
+        if isinstance(sharding, jax.sharding.NamedSharding):
+            return Placement(sharding.update(spec=jax.sharding.PartitionSpec()))
+        mesh = jax.sharding.Mesh(np.array(sorted(device.device_set, key=lambda d: d.id)), ("all",))
+        return Placement(jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(),
+                                                    memory_kind=sharding.memory_kind))
+    return device
+
+
 def one_cpu(device):
     """Whether ``device`` is one CPU device: not a placement over several, whose buffer
     NumPy cannot view or own (JAX assembles a host copy of it instead)."""

@@ -24,6 +24,7 @@ from ..api.creation import asarray, zeros
 from ..autograd.mode import enable_grad, no_grad
 from ..core import dtypes as D
 from ..core import layout as L
+from ..core.devices import fitted
 from ..tensors.tensor_type import Tensor
 
 __all__ = ["Optimizer"]
@@ -168,7 +169,9 @@ class Optimizer:
         if not slots:
             return {}
         sizes = slot_sizes(slots, p.numel())
-        flat = zeros((sum(sizes),), dtype=state_dtype(p), device=p.device)
+        # a parameter split over devices keeps a state its split cannot lay out
+        # (Adam's odd length, a 0-d step) replicated on the same devices
+        flat = zeros((sum(sizes),), dtype=state_dtype(p), device=fitted(p.device, (sum(sizes),)))
         state = {}
         for (name, scalar), view in zip(slots, segments(flat, sizes)):
             state[name] = view.reshape(()) if scalar else view.view(p.shape)
@@ -212,7 +215,7 @@ class Optimizer:
             return None
         t = tensors.get(device)
         if t is None:
-            t = tensors[device] = asarray(np.array(values), device=device)
+            t = tensors[device] = asarray(np.array(values), device=fitted(device, (len(values),)))
         return t
 
     def _hyper_values(self, group):
