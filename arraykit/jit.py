@@ -645,7 +645,7 @@ def _trace(call, arg_storages, arrays=()):
                 st for key, st in saved.items()
                 if st._buffer is not entered.get(key, trace.saved[key][1])
             ]
-            kept, held = _still_alive(trace, {item[1] for item in returned if item[0] == "T"})
+            kept = _still_alive(trace)
             outs = [st._buffer for st in written] + [st._buffer for st in kept]
             plan["stored"] = [(b.shape, b.dtype) for b in outs]
             kept_ids = {id(st): k for k, st in enumerate(kept)}
@@ -667,7 +667,7 @@ def _trace(call, arg_storages, arrays=()):
                     extra.append(item[1])
                 else:
                     spec.append(("static", item[1]))
-            plan.update(trace=trace, written=written, kept=kept, held=held, spec=spec, tree=tree)
+            plan.update(trace=trace, written=written, kept=kept, spec=spec, tree=tree)
             return outs + extra
         finally:
             S.set_trace(None)
@@ -688,9 +688,10 @@ def _trace(call, arg_storages, arrays=()):
             entry.consts.append(("storage", weakref.ref(st)))
         else:
             entry.consts.append(("value", const))
-    entry.program = _program(closed.jaxpr, len(closed.consts))
+    jaxpr = _hold_constants(closed.jaxpr, entry.consts, plan)
+    entry.program = _program(jaxpr, len(closed.consts))
     entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
-    entry.unordered = _unordered_reads(closed.jaxpr, entry.written)
+    entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
     entry.treedef = plan["tree"]
@@ -756,24 +757,47 @@ def _older_objects_frozen():
         gc.unfreeze()
 
 
-def _still_alive(trace, returned):
-    """Storages created during the trace that something outside it still holds, as
-    ``(kept, held)``: ``held`` are those whose buffer is a concrete array (made from
-    constants, never written during the trace) and not among the ``returned``
-    storage ids; they keep that buffer and need not be outputs of the program, whose
-    outputs are then those of the program the next trace makes (see :class:`_Entry`),
-    so that it is not compiled again (:class:`_RecentPrograms`)."""
+def _still_alive(trace):
+    """Storages created during the trace that something outside it still holds."""
     gc.collect()
     alive = {}
     for ref in trace.made:
         st = ref()
         if st is not None and id(st) not in trace.saved:
             alive[id(st)] = st
-    kept, held = [], []
-    for key, st in alive.items():
-        concrete = not isinstance(st._buffer, jax.core.Tracer) and key not in returned
-        (held if concrete else kept).append(st)
-    return kept, held
+    return list(alive.values())
+
+
+def _hold_constants(jaxpr, consts, plan):
+    """Storages made during the trace and kept whose value is a constant of the
+    program (created from host values, never written: an optimizer's hyperparameters)
+    become ``plan["held"]``: their buffer is set to that constant, and the program
+    leaves out their outputs, which only passed the constant through. The first
+    program of a training step then has the outputs of the one its second call
+    traces (see :class:`_Entry`), and the second is not compiled again
+    (:class:`_RecentPrograms`). Returns the jaxpr without those outputs."""
+    inputs = {var: k for k, var in enumerate(list(jaxpr.constvars) + list(jaxpr.invars))}
+    n_written = len(plan["written"])
+    returned = {item[1] for item in plan["spec"] if item[0] == "kept"}
+    kept, held, dropped, renumber = [], [], set(), {}
+    for j, st in enumerate(plan["kept"]):
+        var = jaxpr.outvars[n_written + j]
+        k = None if isinstance(var, _Literal) else inputs.get(var)
+        if j not in returned and k is not None and consts[k][0] == "value":
+            st._buffer = consts[k][1]
+            held.append(st)
+            dropped.add(n_written + j)
+        else:
+            renumber[j] = len(kept)
+            kept.append(st)
+    if not dropped:
+        plan["held"] = []
+        return jaxpr
+    plan.update(kept=kept, held=held)
+    plan["stored"] = [item for k, item in enumerate(plan["stored"]) if k not in dropped]
+    plan["spec"] = [(kind, renumber[index], *rest) if kind == "kept" else (kind, index, *rest)
+                    for kind, index, *rest in plan["spec"]]
+    return jaxpr.replace(outvars=[v for k, v in enumerate(jaxpr.outvars) if k not in dropped])
 
 
 def _position(st, entry, arg_storages):
