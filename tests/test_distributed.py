@@ -645,22 +645,26 @@ SPLIT_STATE = """
         opt = OPTIMIZERS[name](model.parameters())
         x, y = ak.asarray(X, device=whole if placed else None), ak.asarray(Y, device=whole if placed else None)
 
-        def step():
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
+        def steps(opt, n):
+            def step():
+                opt.zero_grad()
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                opt.step()
+                return loss
 
-        run = ak.jit(step) if compiled else step
-        losses = [run().item() for _ in range(2)]
+            run = ak.jit(step) if compiled else step
+            return [run().item() for _ in range(n)]
+
+        losses = steps(opt, 2)
         again = OPTIMIZERS[name](model.parameters())  # state_dict round trip, onto the placement
         again.load_state_dict(opt.state_dict())
-        opt = again
-        losses += [run().item() for _ in range(2)] if not compiled else [step().item() for _ in range(2)]
+        losses += steps(again, 2)
         params = [p.numpy() for p in model.parameters()]
+        if not placed:
+            return losses, params, [], []
         kept = [p.untyped_storage().buffer.sharding.spec for p in model.parameters()]
-        state = [s.untyped_storage().buffer.sharding.spec for st in opt.state.values() for s in st.values()]
+        state = [s.untyped_storage().buffer.sharding.spec for st in again.state.values() for s in st.values()]
         return losses, params, kept, state
 
     for name in OPTIMIZERS:

@@ -565,3 +565,15 @@ def test_under_jit(name):
 
     got = step(*(ak.asarray(a) for a in arrays))
     same(got, want, rtol=1e-5)
+
+
+def test_sigmoid_and_logsumexp_write_out():
+    a = np.array([[0.5, -1.0], [2.0, 0.0]], np.float32)
+    out = ak.empty((2, 2))
+    assert ak.sigmoid(ak.asarray(a), out=out) is out
+    np.testing.assert_allclose(out.numpy(), torch.sigmoid(torch.tensor(a)).numpy(), rtol=1e-6)
+    out1 = ak.empty(2)
+    assert ak.logsumexp(ak.asarray(a), 1, out=out1) is out1
+    np.testing.assert_allclose(out1.numpy(), torch.logsumexp(torch.tensor(a), 1).numpy(), rtol=1e-6)
+    with pytest.raises(TypeError):
+        ak.sigmoid(ak.asarray(a), out=ak.empty((2, 2), dtype=ak.int64))  # float into int

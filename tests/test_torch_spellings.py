@@ -492,7 +492,7 @@ def test_type_names_and_properties():
     cpu = ak.asarray(A, device="cpu")
     assert (cpu.is_cpu, cpu.is_cuda) == (t.is_cpu, t.is_cuda) == (True, False)
     assert x.shape == tuple(t.size()) and x.shape[1] == t.size(1)
-    assert x.size == t.numel()  # the standard's attribute; PyTorch's size() is x.shape
+    assert x.size == t.numel() and x.size() == t.size()  # the standard's count, callable as PyTorch's
 
 
 def test_devices():
@@ -1067,3 +1067,12 @@ def test_topk_and_multinomial_write_into_out_as_torch():
     assert sorted(drawn.numpy()[0].tolist()) == [1, 3, 4]
     with pytest.raises(TypeError, match="topk"):
         ak.topk(ak.asarray(x), 2, out=values)
+
+
+def test_keywords_only_the_testing_overrides_name_are_refused_by_torch():
+    """The audit's exceptions are names that PyTorch itself refuses."""
+    x = torch.zeros(2, 3)
+    with pytest.raises(TypeError):
+        torch.permute(x, dim=(1, 0))
+    with pytest.raises(TypeError):
+        torch.diag_embed(x, diagonal=1)

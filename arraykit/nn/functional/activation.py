@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from ...api.autocasting import coerce
 from ...api.elementwise import tanh
+from ...api.torch_keywords import into
 from ...autograd.function import Function
 from ...autograd.mode import is_grad_enabled
 from ...core import layout as L
@@ -115,12 +116,14 @@ def softmax(input, dim=None, dtype=None):
     return _Softmax.apply(x, _dim(dim, x.ndim, "softmax"))
 
 
-def logsumexp(input, dim, keepdim=False):
-    """``log(sum(exp(input)))`` over ``dim`` (an int or a tuple), computed stably."""
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """``log(sum(exp(input)))`` over ``dim`` (an int or a tuple), computed stably;
+    ``out=`` as ``torch.logsumexp``."""
     (x,) = coerce("logsumexp", _floating(input, "logsumexp"))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     dims = tuple(sorted(L.normalize_dim(operator.index(d), x.ndim) for d in dims))
-    return _LogSumExp.apply(x, dims, bool(keepdim))
+    result = _LogSumExp.apply(x, dims, bool(keepdim))
+    return result if out is None else into("logsumexp", result, out)
 
 
 
@@ -209,9 +212,10 @@ def hardswish(input, inplace=False):
     return _activation(A.hardswish, input, "hardswish", (), inplace)
 
 
-def sigmoid(input):
-    """``1 / (1 + exp(-x))``."""
-    return _activation(A.sigmoid, input, "sigmoid")
+def sigmoid(input, *, out=None):
+    """``1 / (1 + exp(-x))``; ``out=`` as ``torch.sigmoid``."""
+    result = _activation(A.sigmoid, input, "sigmoid")
+    return result if out is None else into("sigmoid", result, out)
 
 
 def _gelu_body(x, approximate):
