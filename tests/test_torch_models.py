@@ -188,7 +188,118 @@ def make_inputs(rng):
     return img, torch.tensor(rng.integers(0, 10, 2), dtype=torch.long)
 '''
 
-SOURCES = {"gpt_block": GPT, "resnet_block": RESNET, "einops_vit": EINOPS_VIT}
+MNIST_CNN = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, 1)
+        self.conv2 = nn.Conv2d(4, 8, 3, 1)
+        self.dropout1 = nn.Dropout(0.0)
+        self.fc1 = nn.Linear(8 * 4 * 4, 16)
+        self.fc2 = nn.Linear(16, 10)
+
+    def forward(self, x, target):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        output = F.log_softmax(self.fc2(x), dim=1)
+        return F.nll_loss(output, target)
+
+
+def make_inputs(rng):
+    x = torch.tensor(rng.normal(size=(4, 1, 12, 12)), dtype=torch.float32)
+    return x, torch.tensor(rng.integers(0, 10, 4), dtype=torch.long)
+'''
+
+LSTM_LM = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, ntoken=30, ninp=8, nhid=12, nlayers=2):
+        super().__init__()
+        self.drop = nn.Dropout(0.0)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=0.0)
+        self.decoder = nn.Linear(nhid, ntoken)
+        self.nhid, self.nlayers = nhid, nlayers
+
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                weight.new_zeros(self.nlayers, bsz, self.nhid))
+
+    def forward(self, input, targets):
+        hidden = self.init_hidden(input.size(1))
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        decoded = self.decoder(self.drop(output)).view(-1, 30)
+        return F.nll_loss(F.log_softmax(decoded, dim=1), targets.view(-1))
+
+
+def make_inputs(rng):
+    data = torch.tensor(rng.integers(0, 30, (7, 3)), dtype=torch.long)  # (time, batch)
+    return data[:-1], data[1:]
+'''
+
+UNET = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class DoubleConv(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.double_conv = nn.Sequential(
+            nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(out_channels, out_channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        return self.double_conv(x)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inc = DoubleConv(2, 4)
+        self.down = nn.Sequential(nn.MaxPool2d(2), DoubleConv(4, 8))
+        self.up = nn.ConvTranspose2d(8, 4, kernel_size=2, stride=2)
+        self.conv = DoubleConv(8, 4)
+        self.outc = nn.Conv2d(4, 3, kernel_size=1)
+
+    def forward(self, x, mask):
+        x1 = self.inc(x)
+        x2 = self.down(x1)
+        x3 = self.up(x2)
+        diffY = x1.size()[2] - x3.size()[2]
+        diffX = x1.size()[3] - x3.size()[3]
+        x3 = F.pad(x3, [diffX // 2, diffX - diffX // 2, diffY // 2, diffY - diffY // 2])
+        logits = self.outc(self.conv(torch.cat([x1, x3], dim=1)))
+        return F.cross_entropy(logits, mask)
+
+
+def make_inputs(rng):
+    x = torch.tensor(rng.normal(size=(2, 2, 9, 9)), dtype=torch.float32)
+    return x, torch.tensor(rng.integers(0, 3, (2, 9, 9)), dtype=torch.long)
+'''
+
+SOURCES = {"gpt_block": GPT, "resnet_block": RESNET, "einops_vit": EINOPS_VIT,
+           "mnist_cnn": MNIST_CNN, "lstm_lm": LSTM_LM, "unet": UNET}
 
 
 def _load(source, name, lib):
