@@ -768,23 +768,48 @@ def _still_alive(trace):
     return list(alive.values())
 
 
+_PLACING = frozenset(("device_put", "copy", "copy_p"))
+
+
+def _constant(jaxpr, consts, var):
+    """``(k, value)`` when ``var`` is the constant ``consts[k]`` of the program (as in
+    :class:`_Entry`) placed or copied (``device_put``, ``copy``), ``value`` computed
+    now; else None."""
+    inputs = {v: k for k, v in enumerate(list(jaxpr.constvars) + list(jaxpr.invars))}
+    producers = {v: eqn for eqn in jaxpr.eqns for v in eqn.outvars}
+    chain = []
+    while not isinstance(var, _Literal) and var not in inputs:
+        eqn = producers.get(var)
+        if eqn is None or eqn.primitive.name not in _PLACING or len(eqn.invars) != 1:
+            return None
+        chain.append(eqn)
+        var = eqn.invars[0]
+    if isinstance(var, _Literal) or consts[inputs[var]][0] != "value":
+        return None
+    k = inputs[var]
+    value = consts[k][1]
+    for eqn in reversed(chain):
+        (value,) = eqn.primitive.bind(value, **eqn.params)
+    return k, value
+
+
 def _hold_constants(jaxpr, consts, plan):
     """Storages made during the trace and kept whose value is a constant of the
     program (created from host values, never written: an optimizer's hyperparameters)
     become ``plan["held"]``: their buffer is set to that constant, and the program
-    leaves out their outputs, which only passed the constant through. The first
+    leaves out their outputs, which only passed the constant through, and reads the
+    constant from the storage. The first
     program of a training step then has the outputs of the one its second call
     traces (see :class:`_Entry`), and the second is not compiled again
     (:class:`_RecentPrograms`). Returns the jaxpr without those outputs."""
-    inputs = {var: k for k, var in enumerate(list(jaxpr.constvars) + list(jaxpr.invars))}
     n_written = len(plan["written"])
     returned = {item[1] for item in plan["spec"] if item[0] == "kept"}
     kept, held, dropped, renumber = [], [], set(), {}
     for j, st in enumerate(plan["kept"]):
-        var = jaxpr.outvars[n_written + j]
-        k = None if isinstance(var, _Literal) else inputs.get(var)
-        if j not in returned and k is not None and consts[k][0] == "value":
-            st._buffer = consts[k][1]
+        found = None if j in returned else _constant(jaxpr, consts, jaxpr.outvars[n_written + j])
+        if found is not None:
+            k, st._buffer = found
+            consts[k] = ("storage", weakref.ref(st))  # read from it, as the next trace does
             held.append(st)
             dropped.add(n_written + j)
         else:

@@ -6,8 +6,13 @@ Runs the same small ops (the element-wise and reduction mix of a typical array-A
 assertion: isnan, equal, signbit, where, all) on N shapes never seen before, on
 arraykit with its small-kernel compile options, on arraykit with them switched off
 (``launch.SMALL_KERNEL_ELEMENTS = 0``), on jax.numpy and on NumPy, in one process.
-Reports milliseconds per op on a new shape and the ratios; also the time per op once
-the kernels are cached.
+arraykit runs twice with them: its first shapes compile the size-bucket programs
+(:mod:`arraykit.kernels.size_buckets`, once per process and bucket), later new shapes
+of the same sizes (the shapes transposed) find them compiled: what a new shape costs
+in a process that has run a while. Reports milliseconds per op on a new shape and the
+ratios; also the time per op once the kernels are cached (the first
+``size_buckets.EXACT_AFTER`` calls of a shape run on the bucket program, the next
+compile its exact kernel).
 """
 
 from __future__ import annotations
@@ -58,14 +63,18 @@ def main():
     _ops(jnp, jnp.ones(3), jnp.ones(3))
     rows = []
     base = 5
-    for name, xp, make, small in [
-        ("arraykit", ak, ak.asarray, launch.SMALL_KERNEL_ELEMENTS),
-        ("arraykit, no compile options", ak, ak.asarray, 0),
-        ("jax.numpy", jnp, jnp.asarray, None),
-        ("numpy", np, np.asarray, None),
+    first = [(base + i, 3) for i in range(args.shapes)]
+    for name, xp, make, small, shapes in [
+        ("arraykit, first shapes", ak, ak.asarray, launch.SMALL_KERNEL_ELEMENTS, first),
+        ("arraykit, later new shapes", ak, ak.asarray, launch.SMALL_KERNEL_ELEMENTS,
+         [s[::-1] for s in first]),
+        ("arraykit, no compile options", ak, ak.asarray, 0, None),
+        ("jax.numpy", jnp, jnp.asarray, None, None),
+        ("numpy", np, np.asarray, None, None),
     ]:
-        shapes = [(base + i, 3) for i in range(args.shapes)]
-        base += args.shapes
+        if shapes is None:
+            base += args.shapes
+            shapes = [(base + i, 3) for i in range(args.shapes)]
         if small is not None:
             saved, launch.SMALL_KERNEL_ELEMENTS = launch.SMALL_KERNEL_ELEMENTS, small
         try:

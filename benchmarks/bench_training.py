@@ -1,7 +1,8 @@
 """One MLP training step (784-1024-1024-10, batch 256, float32, SGD lr 0.01) four ways,
 in one process: arraykit eager, arraykit.jit, a hand-written jax.jit step with optax
-(JAX's default 32-bit mode, int32 labels) and PyTorch eager. Also the first call of
-each jitted step (trace + compile).
+(JAX's default 32-bit mode, int32 labels) and PyTorch eager. Also the first and
+second calls of each step (trace + compile: arraykit.jit traces a step again on its
+second call, when the gradients its first call created exist).
 
     python benchmarks/bench_training.py [--repeats 7] [--steps 10]
 """
@@ -122,10 +123,14 @@ def main():
         "torch eager": torch_step(x, y),
     }
     first = {}
+    second = {}
     for name, run in runs.items():
         start = time.perf_counter()
         run()
         first[name] = time.perf_counter() - start
+        start = time.perf_counter()
+        run()
+        second[name] = time.perf_counter() - start
         for _ in range(WARM_STEPS):
             run()
     times = {name: [] for name in runs}
@@ -140,10 +145,14 @@ def main():
     torch_ms = statistics.median(times["torch eager"])
     print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32, SGD; ms per step, "
           f"median of {args.repeats} x {args.steps} steps")
-    print(f"{'step':28s} {'ms/step':>9s} {'vs jax.jit':>11s} {'vs torch':>9s} {'first call s':>13s}")
+    print(f"{'step':28s} {'ms/step':>9s} {'vs jax.jit':>11s} {'vs torch':>9s} {'first call s':>13s}"
+          f" {'second s':>9s}")
     for name in runs:
         ms = statistics.median(times[name])
-        print(f"{name:28s} {ms:9.2f} {ms / jax_ms:11.2f} {ms / torch_ms:9.2f} {first[name]:13.2f}")
+        print(f"{name:28s} {ms:9.2f} {ms / jax_ms:11.2f} {ms / torch_ms:9.2f} {first[name]:13.2f}"
+              f" {second[name]:9.2f}")
+    jit_first = first["arraykit jit"] / first["jax.jit + optax (32-bit)"]
+    print(f"first call, arraykit.jit / jax.jit: {jit_first:.2f}")
     overhead = call_overhead()
     print("cached call of a jitted t + 1 (16 float32), us: " + ", ".join(
         f"{k} {v:.1f}" for k, v in overhead.items())

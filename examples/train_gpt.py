@@ -10,11 +10,19 @@ GPU the forward pass runs under bfloat16 autocast.
 
     python examples/train_gpt.py [--preset cpu|gpu|tiny] [--steps N] [--device cpu|gpu]
                                  [--plot loss.png] [--sample 300] [--save ckpt] [--resume ckpt]
+                                 [--distributed]
 
 The default (``--preset cpu``: 2 layers, width 128, context 128, 1000 steps of 32
 windows) trains in a few minutes on two CPU cores to about 2.3 bits per byte on the
 validation files (the unigram baseline, printed first, is 4.7); ``--preset gpu`` is
 a 6-layer, 384-wide model with a 256-byte context and batch 64.
+
+``--distributed`` trains data-parallel on the processes the launcher starts
+(``DistributedDataParallel``; a ``DataLoader`` with a ``DistributedSampler`` hands
+each process its ``batch / world size`` rows of every step's batch, so the losses
+are those of one process on the whole batch; rank 0 prints, logs, samples and plots):
+
+    python -m arraykit.distributed.run --nproc-per-node 2 examples/train_gpt.py --distributed
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import sysconfig
@@ -30,11 +39,15 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 from tqdm import tqdm
 
 import arraykit as ak
+import arraykit.distributed as dist
 import arraykit.nn.functional as F
 from arraykit import nn, optim
+from arraykit.nn.parallel import DistributedDataParallel
+from arraykit.utils.data import DataLoader, Dataset, DistributedSampler
 
 VOCAB = 256  # bytes
 
@@ -106,10 +119,44 @@ def batch(data, rng, batch_size, context):
     return windows[:, :-1], windows[:, 1:]
 
 
-def train_batch(data, seed, step, cfg):
-    """The training batch of ``step``: a function of (seed, step) only, so a resumed
-    run sees the batches the uninterrupted run would have seen."""
-    return batch(data, np.random.default_rng([seed, step]), cfg.batch, cfg.context)
+@functools.lru_cache(maxsize=2)
+def step_starts(size, seed, step, batch_size, context):
+    """Where the windows of training step ``step`` start (as :func:`batch` draws them):
+    a function of (seed, step) only, so a resumed run sees the batches the
+    uninterrupted run would have seen."""
+    return np.random.default_rng([seed, step]).integers(0, size - context - 1, batch_size)
+
+
+class TrainingWindows(Dataset):
+    """The training windows of steps ``first`` to ``stop`` (excluded) as a dataset:
+    item ``k`` is row ``k % batch`` of step ``first + k // batch``'s batch, an
+    ``(inputs, targets)`` pair of int32 windows. Read in order, ``batch`` items at a
+    time, it gives every step's batch; a ``DistributedSampler`` without shuffling
+    gives each process every ``world size``-th row of each."""
+
+    def __init__(self, data, seed, cfg, first, stop):
+        self.data, self.seed, self.cfg, self.first, self.stop = data, seed, cfg, first, stop
+
+    def __len__(self):
+        return (self.stop - self.first) * self.cfg.batch
+
+    def __getitem__(self, k):
+        step, row = divmod(k, self.cfg.batch)
+        context = self.cfg.context
+        start = step_starts(self.data.size, self.seed, self.first + step, self.cfg.batch, context)[row]
+        window = self.data[start:start + context + 1].astype(np.int32)
+        return window[:-1], window[1:]
+
+
+def make_loader(data, seed, cfg, first, stop, device, distributed):
+    """The training batches of steps ``first`` to ``stop`` on ``device`` (a device, or
+    the sharding of a data-parallel model's inputs): the whole batch of each step,
+    or with ``distributed`` this process's share of its rows."""
+    windows = TrainingWindows(data, seed, cfg, first, stop)
+    if not distributed:
+        return DataLoader(windows, batch_size=cfg.batch, device=device)
+    sampler = DistributedSampler(windows, shuffle=False)
+    return DataLoader(windows, batch_size=cfg.batch // sampler.num_replicas, sampler=sampler, device=device)
 
 
 # ---------------------------------------------------------------------- model
@@ -181,7 +228,6 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.width, bias=False)
         self.head = nn.Linear(cfg.width, VOCAB, bias=False)
         self.head.weight = self.wte.weight  # weight tying: one parameter, two uses
-        self.register_buffer("positions", ak.arange(cfg.context, dtype=ak.int32), persistent=False)
         self._init_weights()
 
     def _init_weights(self):
@@ -195,7 +241,7 @@ class GPT(nn.Module):
     def hidden(self, idx):
         """The final hidden states (batch, time, width) of the byte indices ``idx``."""
         t = idx.shape[1]
-        x = self.drop(self.wte(idx) + self.wpe(self.positions[:t]))
+        x = self.drop(self.wte(idx) + self.wpe.weight[:t])  # positions 0 .. t-1
         for block in self.blocks:
             x = block(x)
         return self.ln_f(x)
@@ -263,7 +309,9 @@ def make_train_step(model, optimizer, cfg, autocast):
 
 
 def make_evaluate(model, validation, cfg, device, autocast):
-    """A function returning the validation loss in bits per byte, over fixed batches."""
+    """A function returning the validation loss in bits per byte, over fixed batches
+    placed on ``device`` (with the inputs' sharding of a data-parallel model every
+    process evaluates its share of each batch's rows)."""
     rng = np.random.default_rng(1234)
     batches = [batch(validation, rng, cfg.batch, cfg.context) for _ in range(cfg.eval_batches)]
     batches = [tuple(ak.asarray(a, device=device) for a in pair) for pair in batches]
@@ -317,6 +365,15 @@ def generate(model, prompt, length, temperature=0.8, top_k=40, seed=0):
     return bytes(out)
 
 
+def local_copy(model, device):
+    """A copy of ``model`` on this process's ``device``, for work one process does
+    alone (a program over the global mesh would wait for the other processes): its
+    parameters read from this process's copy of the replicated ones."""
+    copy = GPT(model.cfg).to(device)
+    copy.load_state_dict({k: ak.asarray(v.numpy(), device=device) for k, v in model.state_dict().items()})
+    return copy
+
+
 # ---------------------------------------------------------------------- checkpoints
 
 
@@ -339,7 +396,7 @@ def restore(state, model, optimizer, scheduler):
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     device = model.wte.weight.device
-    ak.random.default_generator(device).set_state(state["generator"].to(device))
+    ak.random.default_generator(device).set_state(state["generator"].to(device=device))
     return state["step"], state["history"], state["seed"]
 
 
@@ -363,6 +420,8 @@ def parse_args(argv=None):
     parser.add_argument("--save", metavar="PATH", help="write a checkpoint at the end")
     parser.add_argument("--resume", metavar="PATH", help="continue from a checkpoint")
     parser.add_argument("--log", metavar="JSONL", help="write every step's loss to this file")
+    parser.add_argument("--distributed", action="store_true",
+                        help="data-parallel over the processes of arraykit.distributed.run")
     return parser.parse_args(argv)
 
 
@@ -376,43 +435,61 @@ def configure(args, checkpoint=None):
     return dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
 
 
+def _quiet(*args, **kwargs):
+    """``print`` on the ranks that do not print."""
+
+
 def main(argv=None):
     started = time.perf_counter()
     args = parse_args(argv)
-    checkpoint = ak.load(args.resume) if args.resume else None
+    if args.distributed:
+        dist.init_process_group()  # first: JAX's runtime starts before any tensor is made
+    rank = dist.get_rank() if args.distributed else 0
+    report = print if rank == 0 else _quiet  # rank 0 alone prints
+    # a checkpoint's tensors go where the model's are: replicated over every process
+    replicated = NamedSharding(dist.global_mesh(), PartitionSpec()) if args.distributed else None
+    checkpoint = ak.load(args.resume, map_location=replicated) if args.resume else None
     cfg = configure(args, checkpoint)
+    world = dist.get_world_size() if args.distributed else 1
+    if cfg.batch % world:
+        raise SystemExit(f"the batch size {cfg.batch} must divide among {world} processes")
     device = ak.device(args.device)
     train, validation = load_corpus()
-    print(f"corpus: {train.size / 1e6:.1f} MB training, {validation.size / 1e6:.1f} MB validation "
-          f"bytes of {sysconfig.get_paths()['stdlib']}")
+    report(f"corpus: {train.size / 1e6:.1f} MB training, {validation.size / 1e6:.1f} MB validation "
+           f"bytes of {sysconfig.get_paths()['stdlib']}")
     baseline = unigram_bits(train, validation)
-    print(f"unigram baseline: {baseline:.3f} bits per byte on the validation files")
+    report(f"unigram baseline: {baseline:.3f} bits per byte on the validation files")
 
     ak.manual_seed(args.seed)
-    model = GPT(cfg).to(device)
+    model = GPT(cfg)
+    # data parallel: the parameters replicated over every process's devices (rank 0's),
+    # the batches split over them
+    net = DistributedDataParallel(model) if args.distributed else model.to(device)
+    inputs = net.input_sharding if args.distributed else device
     optimizer = optim.AdamW(parameter_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.95))
     scheduler = make_scheduler(optimizer, cfg)
     step, history = 0, {"train": [], "validation": []}
     seed = args.seed
     if checkpoint is not None:
         step, history, seed = restore(checkpoint, model, optimizer, scheduler)
-        print(f"resumed from {args.resume} at step {step}")
+        report(f"resumed from {args.resume} at step {step}")
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"model: {cfg.layers} layers, width {cfg.width}, {cfg.heads} heads, context {cfg.context}, "
-          f"{n_params / 1e6:.2f} M parameters; batch {cfg.batch}, {cfg.steps} steps on {device}")
+    where = f"{world} processes ({len(inputs.device_set)} devices)" if args.distributed else str(device)
+    report(f"model: {cfg.layers} layers, width {cfg.width}, {cfg.heads} heads, context {cfg.context}, "
+           f"{n_params / 1e6:.2f} M parameters; batch {cfg.batch}, {cfg.steps} steps on {where}")
 
     autocast = autocast_context(device)
-    step_fn = ak.jit(make_train_step(model, optimizer, cfg, autocast))
-    evaluate = make_evaluate(model, validation, cfg, device, autocast)
+    step_fn = ak.jit(make_train_step(net, optimizer, cfg, autocast))
+    evaluate = make_evaluate(model, validation, cfg, inputs, autocast)
     stop = min(cfg.steps, args.stop_after or cfg.steps)
-    log = open(args.log, "a") if args.log else None  # noqa: SIM115 (closed below)
+    loader = make_loader(train, seed, cfg, step, stop, inputs, args.distributed)
+    log = open(args.log, "a") if args.log and rank == 0 else None  # noqa: SIM115 (closed below)
     pending = []  # (step, loss tensor): read in groups, so the host rarely waits
     tokens = cfg.batch * cfg.context
-    with tqdm(total=stop, initial=step, unit="step") as bar:
+    with tqdm(total=stop, initial=step, unit="step", disable=rank != 0) as bar:
         window_start, window_steps = time.perf_counter(), 0
-        while step < stop:
-            x, y = train_batch(train, seed, step, cfg)
-            loss, _ = step_fn(ak.asarray(x, device=device), ak.asarray(y, device=device))
+        for x, y in loader:  # the step's batch (this process's rows of it)
+            loss, _ = step_fn(x, y)
             scheduler.step()
             step += 1
             window_steps += 1
@@ -429,24 +506,28 @@ def main(argv=None):
                 bar.set_postfix(loss=f"{values[-1][1]:.3f}", tok_s=f"{window_steps * tokens / seconds:,.0f}")
                 window_start, window_steps = time.perf_counter(), 0
             if step % cfg.eval_every == 0 or step == stop:
-                bits = evaluate()
+                bits = evaluate()  # every process takes part; rank 0 reports
                 history["validation"].append((step, bits))
-                tqdm.write(f"step {step}: validation {bits:.3f} bits per byte")
+                if rank == 0:
+                    tqdm.write(f"step {step}: validation {bits:.3f} bits per byte")
                 window_start, window_steps = time.perf_counter(), 0
     if log:
         log.close()
     bits = history["validation"][-1][1]
-    print(f"final validation: {bits:.3f} bits per byte (unigram baseline {baseline:.3f}) after "
-          f"{step} steps; {step_fn.compile_count} compilations of the training step; "
-          f"{time.perf_counter() - started:.0f} s in all")
-    if args.save:
+    report(f"final validation: {bits:.3f} bits per byte (unigram baseline {baseline:.3f}) after "
+           f"{step} steps; {step_fn.compile_count} compilations of the training step; "
+           f"{time.perf_counter() - started:.0f} s in all")
+    if args.save:  # every process calls it; only rank 0 writes the replicated tensors
         save_checkpoint(args.save, model, optimizer, scheduler, step, cfg, seed, history)
-        print(f"checkpoint written to {args.save}")
-    if args.sample:
-        text = generate(model, b"def ", args.sample, args.temperature, args.top_k, args.seed)
+        report(f"checkpoint written to {args.save}")
+    if args.sample and rank == 0:
+        sampler = local_copy(model, device) if args.distributed else model
+        text = generate(sampler, b"def ", args.sample, args.temperature, args.top_k, args.seed)
         print("sample:\n" + text.decode("utf-8", errors="replace"))
-    if args.plot:
+    if args.plot and rank == 0:
         plot(args.plot, history, baseline)
+    if args.distributed:
+        dist.destroy_process_group()
 
 
 def plot(path, history, baseline):

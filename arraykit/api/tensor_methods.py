@@ -39,7 +39,7 @@ import jax
 from ..autograd.mode import is_grad_enabled
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import as_device
+from ..core.devices import Placement, as_device
 from ..kernels.launch import apply
 from ..tensors.operands import check_writable_dtype
 from ..tensors.tensor_type import (
@@ -479,7 +479,9 @@ _MEMORY_FORMATS = (contiguous_format, channels_last, channels_last_3d, preserve_
 
 
 def _is_device(arg):
-    return isinstance(arg, jax.Device) or (
+    """A device, a placement over several (a JAX sharding, arraykit's ``Placement``) or
+    a device string, as ``x.to`` takes them positionally."""
+    return isinstance(arg, (jax.Device, jax.sharding.Sharding, Placement)) or (
         isinstance(arg, str) and arg.partition(":")[0] in _DEVICE_PREFIXES
     )
 

@@ -11,6 +11,7 @@ from jax import lax
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
+from ..kernels import size_buckets
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor, require_tensor
 from . import torch_keywords as T
@@ -37,10 +38,12 @@ def _truth(x):
     return x != 0
 
 
+@size_buckets.full_reduction(1)
 def _all(x, axis, keepdims):
     return jnp.all(_truth(x), axis=axis, keepdims=keepdims)
 
 
+@size_buckets.full_reduction(0)
 def _any(x, axis, keepdims):
     return jnp.any(_truth(x), axis=axis, keepdims=keepdims)
 

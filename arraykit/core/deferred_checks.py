@@ -50,7 +50,12 @@ def forced(defer):
 
 def defer(values, error_of):
     """Queue a check: ``error_of(host values)`` returns the exception to raise, naming
-    the operation, (or None) once ``values`` (JAX arrays computed on the device) are read."""
+    the operation, (or None) once ``values`` (JAX arrays computed on the device) are read.
+    Values computed inside a trace (``arraykit.jit`` or a JAX transform) are not
+    checked: they exist only while tracing, and the traced kernels guard themselves
+    (indices out of range fill or drop, as for traced indices)."""
+    if isinstance(values, jax.core.Tracer):
+        return
     with _LOCK:
         _PENDING.append((values, error_of))
 
@@ -58,7 +63,7 @@ def defer(values, error_of):
 def check(device, values, error_of):
     """Run a check of ``values`` (a JAX array computed for data on ``device``): raise
     ``error_of(host values)`` now, or queue it (:func:`defer`) where ``device`` defers."""
-    if deferring(device):
+    if deferring(device) or isinstance(values, jax.core.Tracer):
         defer(values, error_of)
         return
     error = error_of(jax.device_get(values))

@@ -487,6 +487,9 @@ def _apply(fn, operands, static, device, multiple):
                 if shape is not None and size_buckets.wants(_geometry_key(key, layouts)):
                     return _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape,
                                          device)
+                if (_bucket_reduction(fn, static, operands, layouts, bufs, device)
+                        and size_buckets.wants(_geometry_key(key, layouts))):
+                    return _run_bucketed_reduction(fn, static, operands[0], layouts[0], device)
             entry = _build_apply(cache_key, fn, static, multiple, layouts, bufs,
                                  device.platform, dynamic=not traced)
     else:
@@ -524,6 +527,34 @@ def _bucket_shape(fn, operands, layouts, bufs, device):
         return None
     shape = L.broadcast_shapes(*shapes)
     return shape if math.prod(shape) <= SMALL_KERNEL_ELEMENTS else None
+
+
+def _bucket_reduction(fn, static, operands, layouts, bufs, device):
+    """Whether :mod:`.size_buckets` may serve the reduction ``fn``: one small operand
+    read from its own storage, reduced over all its axes on one CPU device."""
+    if len(operands) != 1 or layouts[0] is None or _reads_a_copy(operands, bufs):
+        return False
+    layout = layouts[0]
+    return (layout.numel <= SMALL_KERNEL_ELEMENTS
+            and size_buckets.reduces_all(fn, static, len(layout.shape), device))
+
+
+def _reads_a_copy(operands, bufs):
+    """Whether some tensor operand is read from a private copy (of NumPy memory)."""
+    return any(isinstance(x, _Tensor) and b is not x._storage._buffer
+               for x, b in zip(operands, bufs))
+
+
+def _run_bucketed_reduction(fn, static, x, layout, device):
+    """The result of the full reduction ``fn`` of ``x`` through its size-bucket
+    program (see :mod:`.size_buckets`), ``x`` read on the host under its lock."""
+    st = x._storage
+    with st.lock:
+        value = st.host_array(layout)
+        buf = size_buckets.run_reduction(fn, static[1], value, device, fast_compile_options())
+    dtype = D.from_numpy(buf.dtype)
+    layout = L.contiguous(buf.shape)
+    return _make(Storage(buf, dtype, device, False, layout.numel * dtype.itemsize), layout, dtype)
 
 
 def _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape, device):

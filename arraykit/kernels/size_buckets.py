@@ -14,6 +14,13 @@ exact shape. From the next call on, the launcher compiles exact kernels as it
 always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
 which read the operands through their layouts with no host copy.
 
+Reductions over every axis whose result does not depend on the order in which
+elements are combined (``all``, ``any``: marked by :func:`full_reduction` with the
+element that leaves the result unchanged) take the same path: the operand's elements
+padded with that element to the bucket's size, reduced over the one axis, the 0-d
+result reshaped to the exact result's shape. Their results are exact whatever the
+size, so both paths give the same values.
+
 Both programs are compiled with the launcher's small-kernel options. With jaxlib
 0.10's (the classic element emitters) every element is computed by the same code
 whatever the shape, so they give the same bits; a compiler without that option
@@ -39,9 +46,30 @@ EXACT_AFTER = 32
 SMALLEST = 16
 
 _PROGRAMS = {}
+REDUCTIONS = {}  # body -> the padding element (see full_reduction)
 _USES = {}
 _LOCK = threading.Lock()
 _TRACES = [0]
+
+
+def full_reduction(padding):
+    """Mark a reduction body ``body(x, axes, keepdims)`` as one that bucket programs
+    may serve over all axes: ``padding`` (a Python scalar, cast to the operand's
+    dtype) leaves its result unchanged, and the result does not depend on the order
+    of the elements (exact logical or integer results)."""
+
+    def mark(body):
+        REDUCTIONS[body] = padding
+        return body
+
+    return mark
+
+
+def reduces_all(fn, static, ndim, device):
+    """Whether bucket programs may run the reduction ``fn`` with static arguments
+    ``static`` (axes, keepdims) over an operand of ``ndim`` dimensions on ``device``."""
+    return (fn in REDUCTIONS and len(static) == 2 and static[0] == tuple(range(ndim))
+            and one_cpu(device))
 
 
 def bucket(n):
@@ -95,19 +123,38 @@ def run(fn, static, multiple, values, shape, device, options):
             for out in program(*args)]
 
 
+def run_reduction(fn, keepdims, value, device, options):
+    """``fn(value, all axes, keepdims)`` through the bucket program of ``value``'s
+    size (``value``: the operand's elements as a NumPy array). Returns the result's
+    exact-shape JAX buffer on the CPU ``device``."""
+    n = value.size
+    size = max(bucket(n), SMALLEST)
+    flat = np.full(size, REDUCTIONS[fn], value.dtype)
+    flat[:n] = value.reshape(-1)
+    key = (fn, "reduction", size, device, value.dtype)
+    program = _PROGRAMS.get(key)
+    if program is None:
+        program = _build(key, fn, ((0,), False), False, (), device, options, [flat])
+    (out,) = program(flat)
+    shape = (1,) * value.ndim if keepdims else ()
+    return jax.device_put(np.asarray(out).reshape(shape).copy(), jax_target(device))
+
+
 def _build(key, fn, static, multiple, size, device, options, args):
     """The bucket program for ``key``, compiled ahead of time for ``args`` (an
-    executable keeps no traced program alive; see :class:`.launch._Compiled`)."""
+    executable keeps no traced program alive; see :class:`.launch._Compiled`). Its
+    results must have the shape ``size`` (an int: element-wise; ``()``: a reduction)."""
 
     def program(*args):
         _TRACES[0] += 1
         out = fn(*args, *static)
         outs = tuple(out) if multiple else (out,)
+        expected = size if isinstance(size, tuple) else (size,)
         for o in outs:
-            if o.shape != (size,):
+            if o.shape != expected:
                 raise AssertionError(
-                    f"{fn.__name__} is marked element-wise but gave shape {o.shape} for "
-                    f"operands of shape ({size},)"
+                    f"{fn.__name__} is marked element-wise or a full reduction but gave "
+                    f"shape {o.shape} where {expected} was expected"
                 )
         return outs
 
