@@ -194,10 +194,10 @@ def test_small_write_into_big_storage_donates_in_place():
 
 
 def test_export_keeps_its_snapshot_after_writes():
-    x = ak.asarray(np.arange(8.0, dtype=np.float32))
+    x = ak.asarray(np.arange(8.0, dtype=np.float32), device="cpu")
     storage = x.untyped_storage()
-    exported = np.asarray(x)  # zero-copy export of the live buffer
-    snapshot = x.tolist()  # (x.numpy() would move the storage into shared NumPy memory)
+    exported = np.from_dlpack(x)  # zero-copy export of the live buffer
+    snapshot = x.tolist()  # (np.asarray(x) and x.numpy() share memory: see below)
     assert storage.exported
     x[2] = -1.0  # must not donate (or overwrite) the exported buffer
     x.add_(1.0)
@@ -253,7 +253,8 @@ def test_write_after_a_dead_export_donates(export):
     assert x[5].item() == 1.0 and x[3].item() == 2.0
 
 
-_LIVE_EXPORTS = ("tree_leaves", "np_asarray", "dlpack")  # (block_until_ready returns x itself)
+# (block_until_ready returns x itself; np.asarray of a CPU tensor is a live view, below)
+_LIVE_EXPORTS = ("tree_leaves", "dlpack")
 
 
 @pytest.mark.parametrize("export", [_EXPORTS[k] for k in _LIVE_EXPORTS], ids=_LIVE_EXPORTS)
@@ -294,12 +295,18 @@ def test_arraykit_jit_write_after_a_dead_export_donates():
     assert x.data_ptr() != ptr and float(held[5]) == 2.0 and x[5].item() == 3.0
 
 
-def test_export_of_a_view_keeps_the_storage_private():
-    x = ak.zeros((64, 64))
+def test_numpy_view_of_a_cpu_tensor_is_live_both_ways():
+    """``np.asarray`` of a CPU tensor (and of its strided views) shares the tensor's
+    memory, as PyTorch's ``numpy()`` does: writes on either side are seen by the other."""
+    x = ak.zeros((64, 64), device="cpu")
     view_values = np.asarray(x[::2, 1])
-    assert not x.untyped_storage().exported  # a strided view exports a copy
     x[::2, 1] = 7.0
-    np.testing.assert_array_equal(view_values, 0.0)
+    np.testing.assert_array_equal(view_values, 7.0)
+    view_values[:] = 3.0
+    assert x[2, 1].item() == 3.0 and x[1, 1].item() == 0.0
+    whole = np.asarray(x)
+    whole[0, 0] = -1.0
+    assert x[0, 0].item() == -1.0
 
 
 def test_jax_array_wrapped_by_asarray_is_never_donated():
