@@ -213,6 +213,12 @@ def _as_full(key):
     return ("positional tensors", tuple(("T",) + k[:1] + k[1:] for k in key[1]), (), key[2])
 
 
+def _modes(mode):
+    """``precision.mode()`` in words: precision, autocast regions, default float dtype."""
+    precision_, autocast, default_float = mode
+    return f"precision {precision_!r}, autocast {autocast}, default float {default_float}"
+
+
 def _describe_change(old, new):
     """Which part of the signature changed since the previous compilation."""
     if old is None:
@@ -220,7 +226,8 @@ def _describe_change(old, new):
     if old == new:
         return "a storage the function closed over or kept is gone"
     if old[-1] != new[-1]:
-        return f"the matmul precision or autocast state changed ({old[-1]} -> {new[-1]})"
+        return ("the matmul precision, autocast state or default float dtype changed "
+                f"({_modes(old[-1])} -> {_modes(new[-1])})")
     if old[0] == "flat" or new[0] == "flat":
         old, new = _as_full(old), _as_full(new)
     if old[0] != new[0]:

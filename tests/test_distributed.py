@@ -680,6 +680,7 @@ SPLIT_STATE = """
 """
 
 
+@pytest.mark.slow  # about two minutes on a busy 2-core machine
 def test_optimizer_state_of_split_parameters_on_an_8_device_mesh():
     """Parameters split over 8 devices (one process): AdamW, Adam and SGD give the unsplit run's losses and parameters, eager and jitted; state the split
     cannot lay out (a 0-d step, an indivisible flat length) is replicated on the mesh, also

@@ -848,11 +848,46 @@ def test_every_function_is_registered():
         assert getattr(ak, name).__doc__
 
 
+# Beyond the standard's categories, as PyTorch and NumPy: the floating-point functions of
+# one argument take integer and bool tensors (computing in the default float dtype), and
+# add/multiply take two bool tensors (logical or/and).
+FLOAT_FROM_INTEGERS = sorted(n for n, c in SIGNATURES.items() if c == "floating" and n not in BINARY)
+BOOL_LOGICAL = {"add": np.logical_or, "multiply": np.logical_and}
+
+
+def _allowed(name):
+    allowed = set(_CATEGORY[SIGNATURES[name]])
+    if name in FLOAT_FROM_INTEGERS:
+        allowed |= {"bool", "int8", "uint16", "int64"}
+    if name in BOOL_LOGICAL:
+        allowed.add("bool")
+    return allowed
+
+
+@pytest.mark.parametrize("name", FLOAT_FROM_INTEGERS)
+def test_floating_functions_of_integers_compute_in_the_default_float(name):
+    a = np.array([0, 1, 2, 3], np.int32)
+    got = getattr(ak, name)(ak.asarray(a))
+    assert got.dtype == ak.get_default_dtype()
+    with np.errstate(all="ignore"):
+        expected = UNARY[name][0](a.astype(np.float32))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, equal_nan=True)
+    assert getattr(ak, name)(ak.asarray([True, False])).dtype == ak.get_default_dtype()
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_LOGICAL))
+def test_add_and_multiply_of_bools_are_logical(name):
+    a, b = np.array([True, True, False, False]), np.array([True, False, True, False])
+    got = getattr(ak, name)(ak.asarray(a), ak.asarray(b))
+    assert got.dtype == ak.bool
+    np.testing.assert_array_equal(got.numpy(), BOOL_LOGICAL[name](a, b))
+
+
 @pytest.mark.parametrize("name", sorted(SIGNATURES))
 def test_dtype_categories(name):
     """Allowed dtypes run; every other dtype raises TypeError naming it."""
     func = getattr(ak, name)
-    allowed = _CATEGORY[SIGNATURES[name]]
+    allowed = _allowed(name)
     binary = name in BINARY
     ran = False
     for dtype, value in _SAMPLE.items():

@@ -65,19 +65,30 @@ def _floating_or_int(x, name):
 # ----------------------------------------------------------------------------- scans
 
 
-def cumsum(input, dim, *, dtype=None, out=None):  # noqa: A002 (PyTorch's names, here and below)
-    """Running sums along ``dim`` (integers and bools summed as int64, as PyTorch)."""
+def _running_dim(name, dim, axis):
+    """``dim`` of a running reduction, also spelled ``axis=`` (the standard's name)."""
+    if dim is None and axis is None:
+        raise TypeError(f"{name}() missing 1 required argument: 'dim'")
+    if dim is not None and axis is not None:
+        raise TypeError(f"{name}() got both dim={dim} and axis={axis}; pass one")
+    return axis if dim is None else dim
+
+
+def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):  # noqa: A002 (PyTorch's names, here and below)
+    """Running sums along ``dim`` (or ``axis``; integers and bools summed as int64, as PyTorch)."""
     x = require_tensor(input, "cumsum")
     if dtype is None and x._dtype.kind in ("bool", "int", "uint"):
         dtype = D.int64
+    dim = _running_dim("cumsum", dim, axis)
     return _into("cumsum", ST.cumulative_sum(x, axis=dim, dtype=dtype), out)
 
 
-def cumprod(input, dim, *, dtype=None, out=None):  # noqa: A002
-    """Running products along ``dim`` (integers and bools multiplied as int64)."""
+def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):  # noqa: A002
+    """Running products along ``dim`` (or ``axis``; integers and bools multiplied as int64)."""
     x = require_tensor(input, "cumprod")
     if dtype is None and x._dtype.kind in ("bool", "int", "uint"):
         dtype = D.int64
+    dim = _running_dim("cumprod", dim, axis)
     return _into("cumprod", ST.cumulative_prod(x, axis=dim, dtype=dtype), out)
 
 
