@@ -16,14 +16,9 @@ class _Matmul:
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
 
-    @property
-    def allow_tf32(self):
-        """Whether float32 products may use TensorFloat-32 (precision below ``"highest"``)."""
-        return tf32.allowed()
-
-    @allow_tf32.setter
-    def allow_tf32(self, flag):
-        tf32.allow(flag)
+    allow_tf32 = tf32.switch(
+        'Whether float32 products may use TensorFloat-32 (precision below ``"highest"``).'
+    )
 
 
 matmul = _Matmul()

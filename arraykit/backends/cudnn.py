@@ -24,14 +24,7 @@ def is_available():
 class _CudnnModule(types.ModuleType):
     """This module, with ``allow_tf32`` a property over the shared TF32 switch."""
 
-    @property
-    def allow_tf32(self):
-        """Whether float32 convolutions and products may use TensorFloat-32."""
-        return tf32.allowed()
-
-    @allow_tf32.setter
-    def allow_tf32(self, flag):
-        tf32.allow(flag)
+    allow_tf32 = tf32.switch("Whether float32 convolutions and products may use TensorFloat-32.")
 
 
 sys.modules[__name__].__class__ = _CudnnModule

@@ -17,3 +17,8 @@ def allow(flag):
             precision.set_float32_matmul_precision("high")
     else:
         precision.set_float32_matmul_precision("highest")
+
+
+def switch(doc):
+    """An ``allow_tf32`` property (documented ``doc``) that reads and sets this switch."""
+    return property(lambda self: allowed(), lambda self, flag: allow(flag), doc=doc)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from ..autograd.mode import no_grad
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, check_hyperparameter, gradient_term, whole
+from .optimizer import Optimizer, check_hyperparameter, gradient_term, refuse_unsupported, whole
 
 __all__ = ["Adagrad"]
 
@@ -43,8 +43,7 @@ class Adagrad(Optimizer):
         check_hyperparameter(weight_decay, "weight_decay value")
         check_hyperparameter(initial_accumulator_value, "initial_accumulator_value value")
         check_hyperparameter(eps, "epsilon value")
-        if differentiable or fused:
-            raise NotImplementedError("Adagrad: differentiable and fused are not supported")
+        refuse_unsupported("Adagrad", differentiable=differentiable, fused=fused)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=False, fused=None)

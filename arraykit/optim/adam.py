@@ -11,7 +11,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, lerp, whole
+from .optimizer import (
+    Optimizer,
+    adam_hyper_values,
+    check_adam_hyperparameters,
+    lerp,
+    refuse_unsupported,
+    whole,
+)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -60,17 +67,9 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if differentiable or fused or capturable:
-            raise NotImplementedError(f"{type(self).__name__}: differentiable, capturable and fused are not supported")
+        check_adam_hyperparameters(lr, betas, eps, weight_decay)
+        refuse_unsupported(type(self).__name__, differentiable=differentiable, capturable=capturable,
+                           fused=fused)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                         maximize=maximize, foreach=foreach, capturable=False, differentiable=False,
                         fused=None, decoupled_weight_decay=decoupled_weight_decay)
@@ -79,8 +78,7 @@ class Adam(Optimizer):
     _real_floating_only = True
 
     def _hyper_values(self, group):
-        beta1, beta2 = group["betas"]
-        return tuple(map(float, (group["lr"], beta1, beta2, group["eps"], group["weight_decay"])))
+        return adam_hyper_values(group)
 
     def _slots(self, group):
         slots = [("step", True), ("exp_avg", False), ("exp_avg_sq", False)]

@@ -7,7 +7,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, check_hyperparameter, gradient_term, lerp, whole
+from .optimizer import (
+    Optimizer,
+    adam_direction_and_average,
+    adam_hyper_values,
+    check_adam_hyperparameters,
+    refuse_unsupported,
+    whole,
+)
 
 __all__ = ["Adamax"]
 
@@ -17,8 +24,7 @@ __all__ = ["Adamax"]
 def _adamax_state(flat, grad, *rest):
     *p, h, maximize = rest
     n = (flat.size - 1) // 2
-    g = gradient_term(grad, p[0] if p else None, h[4], maximize).reshape(-1).astype(flat.dtype)
-    exp_avg = lerp(flat[1:1 + n], g, (1 - h[1]).astype(flat.dtype))
+    g, exp_avg = adam_direction_and_average(grad, p[0] if p else None, flat, 1, n, h, maximize)
     exp_inf = jnp.maximum(flat[1 + n:] * h[2].astype(flat.dtype), jnp.abs(g) + h[3].astype(flat.dtype))
     return jnp.concatenate([flat[:1] + 1, exp_avg, exp_inf])
 
@@ -38,20 +44,14 @@ class Adamax(Optimizer):
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
-        check_hyperparameter(lr, "learning rate")
-        check_hyperparameter(eps, "epsilon value")
-        for i, beta in enumerate(betas):
-            check_hyperparameter(beta, f"beta parameter at index {i}", 0.0 <= beta < 1.0)
-        check_hyperparameter(weight_decay, "weight_decay value")
-        if differentiable or capturable:
-            raise NotImplementedError("Adamax: differentiable and capturable are not supported")
+        check_adam_hyperparameters(lr, betas, eps, weight_decay)
+        refuse_unsupported("Adamax", differentiable=differentiable, capturable=capturable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=False, capturable=False)
         super().__init__(params, defaults)
 
     def _hyper_values(self, group):
-        beta1, beta2 = group["betas"]
-        return tuple(map(float, (group["lr"], beta1, beta2, group["eps"], group["weight_decay"])))
+        return adam_hyper_values(group)
 
     def _slots(self, group):
         return [("step", True), ("exp_avg", False), ("exp_inf", False)]

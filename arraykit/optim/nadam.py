@@ -9,7 +9,16 @@ import jax.numpy as jnp
 
 from ..autograd.mode import no_grad
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, check_hyperparameter, gradient_term, lerp, whole
+from .optimizer import (
+    Optimizer,
+    adam_direction_and_average,
+    adam_hyper_values,
+    check_adam_hyperparameters,
+    check_hyperparameter,
+    gradient_term,
+    refuse_unsupported,
+    whole,
+)
 
 __all__ = ["NAdam"]
 
@@ -24,10 +33,9 @@ def _mu(step, h):
 def _nadam_state(flat, grad, *rest):
     *p, h, maximize = rest
     n = (flat.size - 2) // 2
-    g = gradient_term(grad, p[0] if p else None, h[4], maximize).reshape(-1).astype(flat.dtype)
+    g, exp_avg = adam_direction_and_average(grad, p[0] if p else None, flat, 2, n, h, maximize)
     step = flat[:1] + 1
     mu_product = flat[1:2] * _mu(step.astype(h.dtype), h).astype(flat.dtype)
-    exp_avg = lerp(flat[2:2 + n], g, (1 - h[1]).astype(flat.dtype))
     exp_avg_sq = flat[2 + n:] * h[2].astype(flat.dtype) + (1 - h[2]).astype(flat.dtype) * g * g
     return jnp.concatenate([step, mu_product, exp_avg, exp_avg_sq])
 
@@ -58,23 +66,16 @@ class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        check_hyperparameter(lr, "learning rate")
-        check_hyperparameter(eps, "epsilon value")
-        for i, beta in enumerate(betas):
-            check_hyperparameter(beta, f"beta parameter at index {i}", 0.0 <= beta < 1.0)
-        check_hyperparameter(weight_decay, "weight_decay value")
+        check_adam_hyperparameters(lr, betas, eps, weight_decay)
         check_hyperparameter(momentum_decay, "momentum_decay value")
-        if differentiable or capturable:
-            raise NotImplementedError("NAdam: differentiable and capturable are not supported")
+        refuse_unsupported("NAdam", differentiable=differentiable, capturable=capturable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
                         maximize=maximize, foreach=foreach, capturable=False, differentiable=False)
         super().__init__(params, defaults)
 
     def _hyper_values(self, group):
-        beta1, beta2 = group["betas"]
-        return tuple(map(float, (group["lr"], beta1, beta2, group["eps"], group["weight_decay"],
-                                 group["momentum_decay"])))
+        return adam_hyper_values(group) + (float(group["momentum_decay"]),)
 
     def _slots(self, group):
         return [("step", True), ("mu_product", True), ("exp_avg", False), ("exp_avg_sq", False)]

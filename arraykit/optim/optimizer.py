@@ -49,6 +49,28 @@ def check_hyperparameter(value, label, valid=None):
         raise ValueError(f"Invalid {label}: {value}")
 
 
+def check_adam_hyperparameters(lr, betas, eps, weight_decay):
+    """PyTorch's checks of the Adam family's common options, in its order."""
+    check_hyperparameter(lr, "learning rate")
+    check_hyperparameter(eps, "epsilon value")
+    for i, beta in enumerate(betas):
+        check_hyperparameter(beta, f"beta parameter at index {i}", 0.0 <= beta < 1.0)
+    check_hyperparameter(weight_decay, "weight_decay value")
+
+
+def adam_hyper_values(group):
+    """The Adam family's hyperparameter floats: ``(lr, beta1, beta2, eps, weight_decay)``."""
+    beta1, beta2 = group["betas"]
+    return tuple(map(float, (group["lr"], beta1, beta2, group["eps"], group["weight_decay"])))
+
+
+def refuse_unsupported(optimizer, **flags):
+    """Raise ``NotImplementedError`` naming all of ``flags`` when any of them is set."""
+    if any(flags.values()):
+        *head, last = flags
+        raise NotImplementedError(f"{optimizer}: {', '.join(head)} and {last} are not supported")
+
+
 def gradient_term(grad, p, weight_decay, maximize):
     """The direction an update follows: ``grad`` (negated when ``maximize``) plus
     ``weight_decay · p`` when ``p`` is given (L2 weight decay); a kernel helper."""
@@ -56,6 +78,14 @@ def gradient_term(grad, p, weight_decay, maximize):
     if p is not None:
         g = g + weight_decay.astype(g.dtype) * p
     return g
+
+
+def adam_direction_and_average(grad, p, flat, start, n, h, maximize):
+    """The Adam family's update direction ``g`` (L2 weight decay ``h[4]`` when the
+    parameter ``p`` is given) and ``exp_avg`` (``flat[start:start + n]``) moved toward it
+    by ``1 - beta1`` (``h[1]``); a kernel helper."""
+    g = gradient_term(grad, p, h[4], maximize).reshape(-1).astype(flat.dtype)
+    return g, lerp(flat[start:start + n], g, (1 - h[1]).astype(flat.dtype))
 
 
 def lerp(start, end, weight):

@@ -8,7 +8,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..kernels.launch import apply_inplace
-from .optimizer import Optimizer, check_hyperparameter, gradient_term, lerp, whole
+from .optimizer import (
+    Optimizer,
+    adam_direction_and_average,
+    adam_hyper_values,
+    check_adam_hyperparameters,
+    refuse_unsupported,
+    whole,
+)
 
 __all__ = ["RAdam"]
 
@@ -18,8 +25,7 @@ __all__ = ["RAdam"]
 def _radam_state(flat, grad, *rest):
     *p, h, maximize = rest
     n = (flat.size - 1) // 2
-    g = gradient_term(grad, p[0] if p else None, h[4], maximize).reshape(-1).astype(flat.dtype)
-    exp_avg = lerp(flat[1:1 + n], g, (1 - h[1]).astype(flat.dtype))
+    g, exp_avg = adam_direction_and_average(grad, p[0] if p else None, flat, 1, n, h, maximize)
     exp_avg_sq = flat[1 + n:] * h[2].astype(flat.dtype) + (1 - h[2]).astype(flat.dtype) * g * g
     return jnp.concatenate([flat[:1] + 1, exp_avg, exp_avg_sq])
 
@@ -53,21 +59,15 @@ class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        check_hyperparameter(lr, "learning rate")
-        check_hyperparameter(eps, "epsilon value")
-        for i, beta in enumerate(betas):
-            check_hyperparameter(beta, f"beta parameter at index {i}", 0.0 <= beta < 1.0)
-        check_hyperparameter(weight_decay, "weight_decay value")
-        if differentiable or capturable:
-            raise NotImplementedError("RAdam: differentiable and capturable are not supported")
+        check_adam_hyperparameters(lr, betas, eps, weight_decay)
+        refuse_unsupported("RAdam", differentiable=differentiable, capturable=capturable)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize,
                         foreach=foreach, capturable=False, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=False)
         super().__init__(params, defaults)
 
     def _hyper_values(self, group):
-        beta1, beta2 = group["betas"]
-        return tuple(map(float, (group["lr"], beta1, beta2, group["eps"], group["weight_decay"])))
+        return adam_hyper_values(group)
 
     def _slots(self, group):
         return [("step", True), ("exp_avg", False), ("exp_avg_sq", False)]

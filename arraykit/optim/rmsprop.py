@@ -15,6 +15,7 @@ from .optimizer import (
     check_hyperparameter,
     gradient_term,
     lerp,
+    refuse_unsupported,
     segments,
     slot_sizes,
     whole,
@@ -79,8 +80,7 @@ class RMSprop(Optimizer):
         check_hyperparameter(momentum, "momentum value")
         check_hyperparameter(weight_decay, "weight_decay value")
         check_hyperparameter(alpha, "alpha value")
-        if differentiable or capturable:
-            raise NotImplementedError("RMSprop: differentiable and capturable are not supported")
+        refuse_unsupported("RMSprop", differentiable=differentiable, capturable=capturable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=False, foreach=foreach, maximize=maximize,
                         differentiable=False)

@@ -54,6 +54,16 @@ def _options(op, kernel_size, dilation, padding, stride):
     return options
 
 
+def _batched(x, unbatched_ndim, expected):
+    """``x`` with a leading batch dimension (added when it has ``unbatched_ndim``
+    dimensions) and whether it was added; ``RuntimeError("<expected>, but got: <shape>")``
+    unless ``x`` has that many dimensions or one more, none but the first of them empty."""
+    if x.ndim not in (unbatched_ndim, unbatched_ndim + 1) or 0 in x.shape[1:]:
+        raise RuntimeError(f"{expected}, but got: {list(x.shape)}")
+    unbatched = x.ndim == unbatched_ndim
+    return (x.unsqueeze(0) if unbatched else x), unbatched
+
+
 def _blocks(size, kernel, dilation, padding, stride):
     return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
                  for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
@@ -64,15 +74,11 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     as ``torch.nn.functional.unfold``: (N, C * kH * kW, L), one column per block (row-major
     over the block positions), each column's rows ordered (channel, kernel row, kernel
     column)."""
-    x = require_tensor(input, "unfold")
-    if x.ndim not in (3, 4) or 0 in x.shape[1:]:
-        raise RuntimeError(
-            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
-            f"dimensions for input, but got: {list(x.shape)}"
-        )
-    unbatched = x.ndim == 3
-    if unbatched:
-        x = x.unsqueeze(0)
+    x, unbatched = _batched(
+        require_tensor(input, "unfold"), 3,
+        "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+        "dimensions for input",
+    )
     kernel, dilation, padding, stride = _options("unfold", kernel_size, dilation, padding, stride)
     blocks = _blocks(x.shape[2:], kernel, dilation, padding, stride)
     if min(blocks) < 1:
@@ -89,15 +95,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Sum columns (N, C * kH * kW, L) or (C * kH * kW, L) back into an image of
     ``output_size``, as ``torch.nn.functional.fold`` (the adjoint of :func:`unfold`:
     overlapping blocks add up)."""
-    x = require_tensor(input, "fold")
-    if x.ndim not in (2, 3) or 0 in x.shape[1:]:
-        raise RuntimeError(
-            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
-            f"non-zero dimensions for input, but got: {list(x.shape)}"
-        )
-    unbatched = x.ndim == 2
-    if unbatched:
-        x = x.unsqueeze(0)
+    x, unbatched = _batched(
+        require_tensor(input, "fold"), 2,
+        "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+        "non-zero dimensions for input",
+    )
     size = _ntuple(output_size, 2, "output_size", "fold")
     kernel, dilation, padding, stride = _options("fold", kernel_size, dilation, padding, stride)
     if x.shape[1] % (kernel[0] * kernel[1]):

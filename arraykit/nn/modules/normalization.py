@@ -246,18 +246,27 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class LayerNorm(Module):
-    """Normalise over the trailing ``normalized_shape`` dimensions; an elementwise
-    affine weight (ones) and bias (zeros) when ``elementwise_affine``."""
+class _TrailingNorm(Module):
+    """A normalization over the trailing ``normalized_shape`` dimensions (LayerNorm,
+    RMSNorm): keeps the shape (an int means one dimension), ``eps`` and
+    ``elementwise_affine``."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
-                 dtype=None):
+    def __init__(self, normalized_shape, eps, elementwise_affine):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
+
+
+class LayerNorm(_TrailingNorm):
+    """Normalise over the trailing ``normalized_shape`` dimensions; an elementwise
+    affine weight (ones) and bias (zeros) when ``elementwise_affine``."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
+                 dtype=None):
+        super().__init__(normalized_shape, eps, elementwise_affine)
         if elementwise_affine:
             self.weight = Parameter(C.ones(self.normalized_shape, device=device, dtype=dtype or D.float32))
             self.bias = (Parameter(C.zeros(self.normalized_shape, device=device, dtype=dtype or D.float32))
@@ -277,18 +286,13 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self._has_bias}")
 
 
-class RMSNorm(Module):
+class RMSNorm(_TrailingNorm):
     """Divide by the root mean square over the trailing ``normalized_shape``
     dimensions (``eps`` None: the input dtype's epsilon); an elementwise weight
     (ones) when ``elementwise_affine``."""
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
-        super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
+        super().__init__(normalized_shape, eps, elementwise_affine)
         if elementwise_affine:
             self.weight = Parameter(_empty(self.normalized_shape, device, dtype))
         else:

@@ -55,7 +55,37 @@ def _clones(module, n):
     return ModuleList(layers)
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: their submodules and the
+    self-attention block."""
+
+    def _build(self, cross_attention, d_model, nhead, dim_feedforward, dropout, activation,
+               layer_norm_eps, batch_first, norm_first, bias, device, dtype):
+        """Register the submodules in PyTorch's order (hence its ``state_dict`` keys):
+        ``self_attn``, ``multihead_attn`` (with ``cross_attention``), the feed-forward
+        block, then a LayerNorm and a Dropout per residual block."""
+        kw = {"device": device, "dtype": dtype}
+        blocks = (1, 2, 3) if cross_attention else (1, 2)
+        for name in ("self_attn", "multihead_attn") if cross_attention else ("self_attn",):
+            setattr(self, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                   batch_first=batch_first, **kw))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        for i in blocks:
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in blocks:
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block (``linear2(dropout(activation(linear1(x))))``),
     each with a residual connection and LayerNorm: after the residual (post-norm, the
     default) or on the block's input (``norm_first``), as ``torch.nn.TransformerEncoderLayer``."""
@@ -64,18 +94,8 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(False, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, device, dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         """The layer on ``src``; masks as :class:`MultiheadAttention`'s ``attn_mask`` and
@@ -87,16 +107,11 @@ class TransformerEncoderLayer(Module):
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
         return self.norm2(x + self._ff_block(x))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's ``memory``, then a feed-forward
     block, each with a residual connection and LayerNorm (post-norm, or ``norm_first``),
     as ``torch.nn.TransformerDecoderLayer``."""
@@ -105,22 +120,8 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(True, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, device, dtype)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -135,11 +136,6 @@ class TransformerDecoderLayer(Module):
         x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
                                            memory_is_causal))
         return self.norm3(x + self._ff_block(x))
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
