@@ -369,3 +369,19 @@ def test_sync_batch_norm_statistics_cover_the_whole_sharded_batch():
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("ok")
+
+
+def test_layer_and_rms_norm_shape_errors_are_pytorchs():
+    import torch
+
+    x = ak.zeros((2, 3))
+    for fn, tfn in ((F.layer_norm, torch.nn.functional.layer_norm),
+                    (F.rms_norm, torch.nn.functional.rms_norm)):
+        with pytest.raises(RuntimeError):
+            tfn(torch.zeros(2, 3), [4])
+        with pytest.raises(RuntimeError, match=r"normalized_shape=\[4\]"):
+            fn(x, [4])
+        with pytest.raises(RuntimeError):
+            tfn(torch.zeros(2, 3), [3], weight=torch.ones(4))
+        with pytest.raises(RuntimeError, match="same shape as normalized_shape"):
+            fn(x, [3], weight=ak.ones(4))

@@ -223,7 +223,10 @@ def _normalized_shape(x, normalized_shape, weight, bias, name):
         )
     for what, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.shape != shape:
-            raise RuntimeError(f"{name}: {what} must have shape {shape}, got {t.shape}")
+            raise RuntimeError(
+                f"{name}: expected {what} to be of same shape as normalized_shape, but got "
+                f"{what} of shape {list(t.shape)} and normalized_shape = {list(shape)}"
+            )
     return tuple(range(x.ndim - len(shape), x.ndim))
 
 
@@ -246,16 +249,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     variance 1), then scale by ``weight`` and shift by ``bias``."""
     x = _floating(input, "layer_norm")
     x, weight, bias = coerce("layer_norm", x, weight, bias)
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if len(shape) > x.ndim or x.shape[x.ndim - len(shape):] != shape:
-        raise ValueError(
-            f"layer_norm: normalized_shape {list(shape)} does not match the trailing dimensions "
-            f"of the input of shape {x.shape}"
-        )
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.shape != shape:
-            raise ValueError(f"layer_norm: {name} must have shape {shape}, got {t.shape}")
-    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    dims = _normalized_shape(x, normalized_shape, weight, bias, "layer_norm")  # PyTorch's errors
     operands = (x,) + tuple(t for t in (weight, bias) if t is not None)
     return apply(_layer_norm_body, operands, ((dims, float(eps), weight is not None),))
 
