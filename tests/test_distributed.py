@@ -8,8 +8,10 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,14 +31,27 @@ def free_port():
 
 
 def run_launcher(tmp_path, script, nproc=2, devices=1, timeout=240, extra=(), env=None):
-    path = tmp_path / "worker.py"
-    path.write_text(textwrap.dedent(script))
+    result_dir = Path(tempfile.mkdtemp(dir=tmp_path))  # one per launch
+    path = result_dir / "worker.py"
+    path.write_text(WRITE_RESULT + textwrap.dedent(script))
     environment = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     environment.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-                       PYTHONPATH=ROOT, **(env or {}))
+                       PYTHONPATH=ROOT, RESULT_DIR=str(result_dir), **(env or {}))
     cmd = [sys.executable, "-m", "arraykit.distributed.run", "--nproc-per-node", str(nproc),
            "--master-port", str(free_port()), *extra, str(path)]
-    return subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    proc = subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    proc.result_dir = result_dir
+    return proc
+
+
+# Workers write their results to files: lines longer than a pipe's atomic write (4 KiB)
+# printed by two processes to one stdout can interleave.
+WRITE_RESULT = """
+def write_result(rank, out):
+    import json, os
+    with open(os.path.join(os.environ["RESULT_DIR"], "result%d.json" % rank), "w") as f:
+        json.dump(out, f)
+"""
 
 
 def results(proc):
@@ -46,6 +61,8 @@ def results(proc):
         if line.startswith("RESULT "):
             _, rank, payload = line.split(" ", 2)
             found[int(rank)] = json.loads(payload)
+    for path in proc.result_dir.glob("result*.json"):
+        found[int(path.stem[len("result"):])] = json.loads(path.read_text())
     return found
 
 
@@ -318,7 +335,7 @@ COLLECTIVES = """
     dist.barrier()
     import jax
     out["cpu_is_local"] = ak.zeros(1, device="cpu").device == jax.local_devices(backend="cpu")[0]
-    print("RESULT", rank, json.dumps(out), flush=True)
+    write_result(rank, out)
     dist.destroy_process_group()
 """
 
@@ -427,7 +444,7 @@ TRAINING = """
                     float(np.abs(np.subtract(got[0], ref[0])).max()),
                     max(float(np.abs(np.subtract(a, b)).max()) for a, b in zip(got[1], ref[1])),
                 ]
-    print("RESULT", rank, json.dumps(out), flush=True)
+    write_result(rank, out)
     dist.destroy_process_group()
 """
 
@@ -504,7 +521,7 @@ CHECKPOINT = """
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
             out["resume%d" % saved] = train(model, opt, step, range(state["step"], 6))
-    print("RESULT", rank, json.dumps(out), flush=True)
+    write_result(rank, out)
     dist.destroy_process_group()
 """
 
@@ -515,7 +532,7 @@ def test_split_checkpoints_load_on_another_number_of_processes(tmp_path):
     one = results(run_launcher(tmp_path, CHECKPOINT, nproc=1, env={**env, "PHASES": "first,resume"}))[0]
     two = results(run_launcher(tmp_path, CHECKPOINT, nproc=2, env={**env, "PHASES": "first,resume"}))
     back = results(run_launcher(tmp_path, CHECKPOINT, nproc=1, env={**env, "PHASES": "resume"}))[0]
-    assert sorted(os.listdir(tmp_path)) == ["ckpt1.pt", "ckpt2.pt", "ckpt2.pt.process1", "worker.py"]
+    assert sorted(p.name for p in tmp_path.glob("ckpt*")) == ["ckpt1.pt", "ckpt2.pt", "ckpt2.pt.process1"]
     assert one["spread"] == [False] * 4 and two[0]["spread"] == [True] * 4
     losses, params = one["first"]
 
@@ -587,7 +604,7 @@ BATCHNORM = """
     out = {}
     for norm in (nn.BatchNorm2d, nn.SyncBatchNorm):
         out[norm.__name__] = [train(norm, False), train(norm, True)]
-    print("RESULT", rank, json.dumps(out), flush=True)
+    write_result(rank, out)
     dist.destroy_process_group()
 """
 

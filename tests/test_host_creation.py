@@ -166,3 +166,12 @@ def test_eye_with_an_empty_side_allocates_nothing():
     for make in (lambda: ak.eye(0, 10**12, device=CPU), lambda: ak.eye(10**12, 0, device=CPU)):
         host, kernel = _both(make)
         assert host.shape == kernel.shape and 0 in host.shape
+
+
+def test_linspace_into_integers_of_a_subnormal_start_agrees_on_both_paths():
+    """Found by hypothesis: -1.1e-308 is flushed to zero by XLA's CPU code before the
+    floor; the host path flushes it too, so both give 0 (NumPy's own floor gives -1)."""
+    for start in (-1.1125369292536007e-308, -5e-324):
+        host, kernel = _both(lambda: ak.linspace(start, 0.0, 1, endpoint=False, dtype=ak.int32,
+                                                 device=CPU))
+        assert host.tolist() == kernel.tolist() == [0]
