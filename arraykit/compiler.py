@@ -1,6 +1,6 @@
 """``arraykit.compile``: PyTorch's ``torch.compile`` for a module or a function.
 
-``model = arraykit.compile(model)`` returns an :class:`OptimizedModule` whose forward
+``model = arraykit.compile(model)`` returns an ``OptimizedModule`` whose forward
 is one XLA program per input signature, and whose call is one node of the eager
 autograd graph: ``loss_fn(model(x), y).backward()`` outside works, and the node's
 backward is a compiled program too. ``arraykit.jit`` remains the way to compile a
@@ -361,7 +361,7 @@ def _check_options(mode, options, backend):
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, name=None, disable=False, recompile_limit=None):
     """Compile a module or a function (``torch.compile``'s signature; see the module
-    docstring): a module gives an :class:`OptimizedModule`, a function a callable;
+    docstring): a module gives an ``OptimizedModule``, a function a callable;
     without ``model``, a decorator."""
     _check_options(mode, options, backend)
 

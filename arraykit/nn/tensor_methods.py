@@ -32,12 +32,12 @@ def _sigmoid(self):
 
 
 _attach("softmax", _softmax, "``x.softmax(dim, dtype=None)``: "
-        ":func:`arraykit.nn.functional.softmax` along ``dim``.")
+        ":func:`arraykit.softmax` along ``dim``.")
 _attach("log_softmax", _log_softmax, "``x.log_softmax(dim, dtype=None)``: "
-        ":func:`arraykit.nn.functional.log_softmax` along ``dim``.")
+        ":func:`arraykit.log_softmax` along ``dim``.")
 _attach("logsumexp", _logsumexp, "``x.logsumexp(dim, keepdim=False)``: "
         ":func:`arraykit.logsumexp` (integer tensors computed in float32).")
-_attach("relu", _relu, "``x.relu()``: ``max(x, 0)`` (:func:`arraykit.nn.functional.relu`).")
+_attach("relu", _relu, "``x.relu()``: ``max(x, 0)`` (:func:`arraykit.relu`).")
 _attach("sigmoid", _sigmoid, "``x.sigmoid()``: ``1 / (1 + exp(-x))`` (integer tensors "
         "computed in float32).")
 _inplace_twin("relu")

@@ -98,7 +98,7 @@ class LRScheduler:
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self):
-        """The learning rates the last :meth:`step` set."""
+        """The learning rates the last ``step()`` set."""
         return self._last_lr
 
     def state_dict(self):
@@ -106,11 +106,11 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict):
-        """Restore the attributes saved by :meth:`state_dict`."""
+        """Restore the attributes saved by ``state_dict()``."""
         self.__dict__.update(state_dict)
 
     def _state_saving_apart(self, name, save):
-        """:meth:`state_dict` with the items of the list attribute ``name`` saved as
+        """``state_dict()`` with the items of the list attribute ``name`` saved as
         ``save(item)`` (for subclasses holding functions or schedulers)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", name)}
         state[name] = [save(item) for item in getattr(self, name)]
@@ -705,7 +705,7 @@ class CyclicLR(LRScheduler):
 
 class ReduceLROnPlateau(LRScheduler):
     """Multiply the rates by ``factor`` (not below ``min_lr``) once the metric passed
-    to :meth:`step` has not improved (by ``threshold``, relative or absolute) for
+    to ``step()`` has not improved (by ``threshold``, relative or absolute) for
     ``patience`` epochs, then wait ``cooldown`` epochs."""
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
@@ -800,13 +800,13 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict):
-        """Restore the attributes saved by :meth:`state_dict`."""
+        """Restore the attributes saved by ``state_dict()``."""
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
 class ChainedScheduler(LRScheduler):
-    """Step several schedulers of one optimizer together, at every :meth:`step`
+    """Step several schedulers of one optimizer together, at every ``step()``
     (their factors compose)."""
 
     def __init__(self, schedulers, optimizer=None):

@@ -105,7 +105,7 @@ class Tensor:
     @property
     def size(self):
         """Number of elements (array API, an ``int``), callable as PyTorch's ``x.size()``
-        (an :class:`arraykit.Size`) and ``x.size(dim)``; see :class:`.size.ElementCount`."""
+        (an :class:`arraykit.Size`) and ``x.size(dim)``; see ``arraykit.tensors.size.ElementCount``."""
         return ElementCount(self._layout.shape)
 
     def numel(self):
@@ -362,7 +362,7 @@ class Tensor:
         """Same storage, new shape (PyTorch's rule; raises when only reshape works).
 
         ``view(dtype)`` (PyTorch's, NumPy's ``a.view(float)``): the same memory read as
-        another dtype, see :meth:`_view_dtype`."""
+        another dtype, see ``_view_dtype``."""
         if len(shape) == 1 and _is_dtype_like(shape[0]):
             return self._view_dtype(shape[0])
         return self._view(L.view(self._layout, _dims(shape)))

@@ -4,7 +4,8 @@ Every name in ``arraykit.__all__`` gets an entry under ``arraykit.<name>``: the
 standard's names in the group the array API standard lists them under (the table
 ``docs/_data/array_api_names.csv``), arraykit's own names in the group of the module
 that defines them. ``arraykit.linalg``, ``arraykit.fft``, ``arraykit.nn``,
-``arraykit.nn.functional``, ``arraykit.optim`` and ``arraykit.autograd`` get a page
+``arraykit.nn.functional``, ``arraykit.optim``, ``arraykit.autograd`` and the
+framework's packages (``nn.utils``, ``amp``, ``cuda``, ``distributed``, ...) get a page
 each. A public name that falls in no group is a warning (an error under ``-W``),
 so the reference cannot silently miss one.
 """
@@ -40,6 +41,7 @@ NAMESPACE_PAGES = [
     ("precision", "Precision and autocast", []),
     ("random", "Random numbers", []),
     ("checkpoints", "Checkpoints", []),
+    ("torch_functions", "PyTorch's functions of torch.nn.functional in the namespace", []),
 ]
 
 # arraykit's own names go to the page of the module that defines them (last part of
@@ -55,6 +57,11 @@ MODULE_PAGES = {
     "launch": "tensor", "functional": "autograd", "mode": "autograd", "jit": "jit",
     "precision": "precision", "autocasting": "precision", "compilation_cache": "jit",
     "random": "random", "serialization": "checkpoints",
+    # PyTorch's names beside the standard's, by family
+    "torch_shapes": "manipulation", "torch_products": "linear_algebra",
+    "torch_reductions": "statistical", "torch_pointwise": "elementwise",
+    "torch_creation": "creation", "torch_indexing": "indexing", "versions": "inspection",
+    "compiler": "jit", "size": "tensor", "activation": "torch_functions",
 }
 
 # Names that are values, not functions or classes (no docstring of their own).
@@ -79,6 +86,14 @@ SUBNAMESPACES = [
     ("optim", "arraykit.optim", "Optimizers."),
     ("lr_scheduler", "arraykit.optim.lr_scheduler", "Learning-rate schedulers."),
     ("autograd_namespace", "arraykit.autograd", "The autograd namespace (PyTorch's spelling)."),
+    ("nn_utils", "arraykit.nn.utils", "Gradient clipping, parameter vectors."),
+    ("nn_utils_rnn", "arraykit.nn.utils.rnn", "Variable-length sequences."),
+    ("nn_parallel", "arraykit.nn.parallel", "Data parallelism across processes."),
+    ("amp", "arraykit.amp", "Mixed precision: autocast and gradient scaling."),
+    ("cuda", "arraykit.cuda", "PyTorch's ``torch.cuda`` queries over JAX's GPU devices."),
+    ("backends", "arraykit.backends", "PyTorch's ``torch.backends`` flags."),
+    ("distributed", "arraykit.distributed", "Process groups, collectives and global tensors."),
+    ("utils_data", "arraykit.utils.data", "Datasets, samplers and the DataLoader."),
 ]
 
 

@@ -76,6 +76,8 @@ def _arraykit_spelling(ak, kind, name):
         if inspect.getattr_static(ak.Tensor, name, None) is not None:
             return f"{{py:obj}}`Tensor.{name} <arraykit.Tensor.{name}>`"
     elif hasattr(ak.nn.functional, name):
+        if getattr(ak, name, None) is getattr(ak.nn.functional, name):  # documented once, there
+            return f"{{py:obj}}`arraykit.nn.functional.{name} <arraykit.{name}>`"
         return f"{{py:obj}}`arraykit.nn.functional.{name}`"
     if name in ak.__all__:
         return f"as a function: {{py:obj}}`arraykit.{name}`"

@@ -60,7 +60,9 @@ def _broadcast(name, x1, x2):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """``(x1 / max(||x1||, eps)) . (x2 / max(||x2||, eps))`` along ``dim`` (inputs broadcast)."""
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (inputs broadcast):
+    ``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))``, each norm clamped as
+    PyTorch clamps it."""
     x1, x2 = _broadcast("cosine_similarity", x1, x2)
     d = L.normalize_dim(operator.index(dim), max(x1.ndim, 1))
     return apply(_cosine_body, (x1, x2), (d, float(eps)))

@@ -159,7 +159,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """:func:`alpha_dropout` of whole channels (dimension 1)."""
+    """:func:`~arraykit.nn.functional.alpha_dropout` of whole channels (dimension 1)."""
     if p == 1.0 and training:
         return dropout(input, 1.0, True, inplace)
     x = _floating(input, "feature_alpha_dropout")

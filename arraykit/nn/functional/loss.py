@@ -441,7 +441,7 @@ def _absolute_error(x, y):
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error (or its sum, or the elementwise terms); ``weight`` as
-    :func:`mse_loss`'s. The gradient is ``sign(input - target)``, 0 at a tie."""
+    :func:`~arraykit.nn.functional.mse_loss`'s. The gradient is ``sign(input - target)``, 0 at a tie."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is not None:
         return _weighted_pointwise(_absolute_error, "l1_loss", input, target, weight, reduction)

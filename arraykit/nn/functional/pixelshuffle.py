@@ -22,7 +22,7 @@ def _factor(x, factor, op, name):
 
 
 def pixel_shuffle(input, upscale_factor):
-    """(*, C * r², H, W) to (*, C, H * r, W * r), as ``torch.nn.functional.pixel_shuffle``."""
+    """``(*, C * r², H, W)`` to ``(*, C, H * r, W * r)``, as ``torch.nn.functional.pixel_shuffle``."""
     r = _factor(input, upscale_factor, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r):
@@ -37,7 +37,7 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H * r, W * r) to (*, C * r², H, W), as
+    """``(*, C, H * r, W * r)`` to ``(*, C * r², H, W)``, as
     ``torch.nn.functional.pixel_unshuffle`` (the inverse of :func:`pixel_shuffle`)."""
     r = _factor(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = input.shape

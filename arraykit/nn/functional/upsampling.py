@@ -120,7 +120,7 @@ def _output_sizes(x, nd, size, scale_factor, recompute_scale_factor):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None):
-    """Resample the spatial dimensions of (N, C, *spatial) ``input`` to ``size`` or by
+    """Resample the spatial dimensions of ``(N, C, *spatial)`` ``input`` to ``size`` or by
     ``scale_factor``, as ``torch.nn.functional.interpolate``.
 
     ``mode``: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input),
