@@ -50,7 +50,6 @@ class OperandTypeError(TypeError):
 
 _SCALARS = {}
 _SCALARS_MAX = 1024
-_NARROW_FLOATS = frozenset((D.float16, D.bfloat16, D.float32, D.complex64))
 
 
 def scalar(dtype, value):
@@ -64,10 +63,7 @@ def scalar(dtype, value):
     cached = _SCALARS.get(key)
     if cached is not None:
         return cached
-    if dtype in _NARROW_FLOATS:
-        with np.errstate(over="ignore"):  # out of range gives inf, quietly (PyTorch)
-            converted = dtype.np.type(value)
-    else:
+    with np.errstate(over="ignore"):  # a float out of range gives inf, quietly (PyTorch)
         converted = dtype.np.type(value)
     if type(value) is complex or value == 0 or value != value:
         return converted
