@@ -228,6 +228,14 @@ def torch_runner(model, cfg, device, compiled):
 # ---------------------------------------------------------------------- main
 
 
+def step_batch(train, step, cfg):
+    """Training step ``step``'s batch as the example draws it (seed 0): int32
+    ``(inputs, targets)`` of shape (batch, context)."""
+    starts = G.step_starts(train.size, 0, step, cfg.batch, cfg.context)
+    windows = train[starts[:, None] + np.arange(cfg.context + 1)].astype(np.int32)
+    return windows[:, :-1], windows[:, 1:]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", choices=sorted(G.PRESETS), default=None,
@@ -250,7 +258,7 @@ def main():
     model = G.GPT(cfg).to(device)
     train, _ = G.load_corpus()
     total = args.steps * args.rounds + 2  # two warm-up steps compile (and warm) each step
-    host = [G.train_batch(train, 0, i, cfg) for i in range(total)]
+    host = [step_batch(train, i, cfg) for i in range(total)]
 
     runners = {}
     data = {}

@@ -12,15 +12,17 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-LINT_IMPORTS = pathlib.Path(sys.executable).parent / "lint-imports"
+# ``lint-imports`` through this interpreter, wherever import-linter is installed (a
+# virtual environment, or a folder on PYTHONPATH as on the GPU machine).
+LINT_IMPORTS = "import sys; from importlinter.cli import lint_imports_command as c; sys.exit(c())"
 
 
 def _lint_imports(root):
     """``lint-imports`` on the tree at ``root``: (exit status, its report)."""
-    env = dict(os.environ, PYTHONPATH=str(root))
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache"], cwd=root, env=env, capture_output=True, text=True,
-        timeout=300,
+        [sys.executable, "-c", LINT_IMPORTS, "--no-cache"], cwd=root,
+        env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True, timeout=300,
     )
     return done.returncode, done.stdout + done.stderr
 
