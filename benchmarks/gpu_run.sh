@@ -12,7 +12,8 @@
 #             (benchmarks/bench_linear_cross_entropy.py --gpu: N=8192, V=50304, d=768, bf16)
 #   train     examples/train_gpt.py --preset gpu for $TRAIN_STEPS steps (default 400)
 #   suite     the default test run with the GPU as default device, -n 14, -v --tb=short
-#             to suite.log, junit XML to suite.xml (a test running over 240 s fails)
+#             to suite.log, junit XML to suite.xml (a test running over 240 s fails);
+#             $SUITE_TESTS: a file of test ids, one a line, to run only those
 # --cpu: the same steps at tiny sizes with JAX_PLATFORMS=cpu, to test this script
 #        (under two minutes on two cores; the suite step runs one test file).
 # --suite-alongside: start the suite first, in the background, and run the other
@@ -118,9 +119,11 @@ suite() {
             tests/test_layout.py --junitxml="$OUT/suite.xml"
         return
     fi
-    say "suite (at most ${limit} s, log in suite.log)"
+    local chosen=()
+    [ -n "${SUITE_TESTS:-}" ] && mapfile -t chosen <"$SUITE_TESTS"
+    say "suite (at most ${limit} s, ${SUITE_TESTS:-every test}, log in suite.log)"
     XLA_PYTHON_CLIENT_MEM_FRACTION=0.05 timeout -k 20 "$limit" "$PY" -m pytest -p no:cacheprovider \
-        -n 14 -v --tb=short --timeout 240 --junitxml="$OUT/suite.xml" \
+        -n 14 -v --tb=short -rfE --timeout 240 --junitxml="$OUT/suite.xml" "${chosen[@]}" \
         >"$OUT/suite.log" 2>&1
     local status=$?
     say "suite ended with status $status: $(grep -E '^(=+ )?[0-9]+ (passed|failed)' "$OUT/suite.log" | tail -1)"

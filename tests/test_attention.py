@@ -189,7 +189,7 @@ def test_dropout_gradient_uses_the_drawn_mask():
     out = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
     rng = np.random.default_rng(6)
     g = rng.normal(size=out.shape)
-    out.backward(ak.asarray(g))
+    out.backward(ak.asarray(g, device=out.device))
     kept = out.detach().numpy() != 0
     # value's gradient: weights^T g, the weights being the dropped ones (v is the identity)
     np.testing.assert_allclose(v.grad.numpy(), np.swapaxes(out.detach().numpy(), -1, -2) @ g,

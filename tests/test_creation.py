@@ -402,20 +402,21 @@ def test_asarray_numpy_copies_by_default(make):
 
 
 def test_asarray_numpy_copy_false():
+    """copy=False aliases host memory: on the CPU only."""
     a = aligned_array(np.arange(16).reshape(4, 4), np.int32)
-    t = ak.asarray(a, copy=False)
+    t = ak.asarray(a, copy=False, device="cpu")
     a[0, 0] = 99
     assert t[0, 0].item() == 99
     t[1, 1] = -5
     assert a[1, 1] == 5
     assert t[1, 1].item() == -5
-    s = ak.asarray(a[:, ::2].T, copy=False)
+    s = ak.asarray(a[:, ::2].T, copy=False, device="cpu")
     assert s.shape == (2, 4) and s.stride() == (2, 4)
     np.testing.assert_array_equal(s.numpy(), a[:, ::2].T)
     with pytest.raises(ValueError, match="aligned"):
-        ak.asarray(unaligned_array(np.arange(8), np.float32), copy=False)
+        ak.asarray(unaligned_array(np.arange(8), np.float32), copy=False, device="cpu")
     with pytest.raises(ValueError, match="copy"):
-        ak.asarray(a, dtype=ak.int64, copy=False)
+        ak.asarray(a, dtype=ak.int64, copy=False, device="cpu")
 
 
 def test_asarray_tensor_copy_semantics():

@@ -8,6 +8,7 @@ import doctest
 import re
 from pathlib import Path
 
+import jax
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +25,11 @@ GUIDE_WITHOUT_EXAMPLES = {"index.md"}
 
 @pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=[str(p.relative_to(ROOT)) for p in EXAMPLE_PAGES])
 def test_doc_examples(page):
-    result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    """The docs describe the CPU (NumPy sharing a tensor's memory, ``device=cpu:0``
+    printed): their examples run with the CPU as arraykit's default device, which
+    follows JAX's."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
 

@@ -750,14 +750,23 @@ def _strict_equal(got, want):
      ("asin", "asinh", True), ("atan", "atanh", True)],
 )
 def test_complex_functions_defined_by_rotation(name, base, rotate):
-    """sin(z) = -1j*sinh(1j*z), cos(z) = cosh(1j*z), ... with the exact rotation 1j*(a+bj) = -b+aj."""
+    """sin(z) = -1j*sinh(1j*z), cos(z) = cosh(1j*z), ... with the exact rotation 1j*(a+bj) = -b+aj.
+    Where a part of z is NaN, the signs of the results' parts are unspecified (C99 Annex
+    G, the array API's special cases): there the parts are compared up to sign (a GPU's
+    NaN carries no dependable sign bit through the rotation)."""
     z = _complex_input([(v.real, v.imag) for v in _GRID_Z], "complex128")
     rot = _complex_input([(-v.imag, v.real) for v in z], "complex128")
     got = getattr(ak, name)(ak.asarray(z)).numpy()
     inner = getattr(ak, base)(ak.asarray(rot)).numpy()
     want = [complex(w.imag, -w.real) if rotate else w for w in inner]
-    bad = [(zi, g, w) for zi, g, w in zip(z, got, want) if not _strict_equal(g, w)]
+    bad = [(zi, g, w) for zi, g, w in zip(z, got, want) if not _equal_up_to_unspecified_signs(zi, g, w)]
     assert not bad, bad
+
+
+def _equal_up_to_unspecified_signs(z, got, want):
+    if not (math.isnan(z.real) or math.isnan(z.imag)):
+        return _strict_equal(got, want)
+    return _strict_equal(complex(abs(got.real), abs(got.imag)), complex(abs(want.real), abs(want.imag)))
 
 
 @pytest.mark.parametrize("name, divisor", [("log2", math.log(2)), ("log10", math.log(10))])

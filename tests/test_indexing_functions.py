@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
+from device_checks import raises_checked
 from strategies import ALL_DTYPES, make_view, strided_pairs
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -79,13 +80,13 @@ def test_take_reads_sorted_order():
 
 def test_out_of_range_indices_raise():
     x = ak.asarray(np.arange(12.0).reshape(3, 4))
-    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+    with raises_checked(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
         ak.take(x, ak.asarray(np.array([0, 4])), axis=1)
-    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+    with raises_checked(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
         ak.take(x, ak.asarray(np.array([-4, 1])), axis=0)
-    with pytest.raises(IndexError, match="index 255 is out of bounds"):
+    with raises_checked(IndexError, match="index 255 is out of bounds"):
         ak.take(x, ak.asarray(np.array([255], np.uint8)), axis=-1)
-    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 3"):
+    with raises_checked(IndexError, match="index 7 is out of bounds for axis 0 with size 3"):
         ak.take_along_axis(x, ak.asarray(np.array([[7, 0, 0, 0]])), axis=0)
     with pytest.raises(IndexError, match="size 0"):
         ak.take(ak.asarray(np.zeros((2, 0))), ak.asarray(np.array([0])), axis=1)
@@ -100,13 +101,13 @@ def test_index_check_sees_writes_to_the_indices():
     base[3] = 9  # a write through another view of the same storage
     check(ak.take(x, i), [0.0, 1.0])
     base[1] = 7
-    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+    with raises_checked(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
         ak.take(x, i)
     i[1] = -6
-    with pytest.raises(IndexError, match="index -6 is out of bounds"):
+    with raises_checked(IndexError, match="index -6 is out of bounds"):
         ak.take(x, i)
     i += 5  # [5, -1]
-    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+    with raises_checked(IndexError, match="index 5 is out of bounds"):
         ak.take(x, i)
     check(ak.take(x, base[2:3]), [2.0])
 
@@ -116,7 +117,7 @@ def test_indices_in_the_storage_of_x():
     x = ak.asarray(np.array([3, 0, 2, 1, 4]))
     check(ak.take(x, x[:3]), [1, 3, 2])
     check(ak.take_along_axis(x, x[::-1]), [4, 0, 2, 3, 1])
-    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+    with raises_checked(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
         ak.take(x[:4], x[2:])
 
 

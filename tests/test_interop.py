@@ -50,7 +50,8 @@ def aligned(values):
 def test_export_to_numpy(pair, kind):
     _, ref = pair
     t = make_view(ref, kind)
-    for out in (np.from_dlpack(t), np.asarray(t), np.array(t), t.numpy()):
+    host = make_view(ref, kind, device="cpu")  # NumPy's DLPack import takes host memory only
+    for out in (np.from_dlpack(host), np.asarray(t), np.array(t), t.numpy()):
         assert out.shape == ref.shape and out.dtype == ref.dtype
         np.testing.assert_array_equal(out, ref)
     assert np.asarray(t, dtype=np.complex128).dtype == np.complex128
@@ -63,7 +64,7 @@ def test_export_to_torch_and_jax(pair, kind):
     t = make_view(ref, kind)
     out = torch.from_dlpack(t)
     assert tuple(out.shape) == ref.shape
-    np.testing.assert_array_equal(out.numpy(), ref)
+    np.testing.assert_array_equal(out.cpu().numpy(), ref)
     with jax.enable_x64(True):  # JAX keeps 64-bit dtypes only in its 64-bit mode
         j = jax.dlpack.from_dlpack(t)
     assert j.shape == ref.shape and j.dtype == ref.dtype
@@ -151,10 +152,15 @@ ops = st.lists(
 
 EXPORTERS = {
     "np.from_dlpack": np.from_dlpack,
-    "torch.from_dlpack": lambda t: torch.from_dlpack(t).numpy(),
-    "jax.dlpack": lambda t: np.asarray(jax.enable_x64(True)(jax.dlpack.from_dlpack)(t)),
-    "__dlpack__ legacy": lambda t: torch.utils.dlpack.from_dlpack(t.__dlpack__()).numpy(),
+    "torch.from_dlpack": torch.from_dlpack,
+    "jax.dlpack": lambda t: jax.enable_x64(True)(jax.dlpack.from_dlpack)(t),
+    "__dlpack__ legacy": lambda t: torch.utils.dlpack.from_dlpack(t.__dlpack__()),
 }
+
+
+def _read(export):
+    """The values an export holds now, in NumPy (a torch export may be on a GPU)."""
+    return export.cpu().numpy() if isinstance(export, torch.Tensor) else np.asarray(export)
 
 
 @SETTINGS
@@ -163,7 +169,8 @@ EXPORTERS = {
        exporter=st.sampled_from(sorted(EXPORTERS)))
 def test_exports_are_snapshots_under_writes(ref, writes, view, exporter):
     """One exporter per example: an export alone must protect its memory from later writes."""
-    t = ak.asarray(ref)
+    # NumPy's DLPack import takes host memory only
+    t = ak.asarray(ref, device="cpu" if exporter == "np.from_dlpack" else None)
     if ref.ndim == 1 and view == "transposed":
         view = "whole"
     exported = {"whole": lambda: t, "tail": lambda: t[1:], "transposed": lambda: t.T}[view]()
@@ -172,19 +179,21 @@ def test_exports_are_snapshots_under_writes(ref, writes, view, exporter):
     model = ref.copy()
     _writes(writes, t, model)
     np.testing.assert_array_equal(t.numpy(), model)
-    np.testing.assert_array_equal(np.asarray(out), snapshot)
+    np.testing.assert_array_equal(_read(out), snapshot)
     expected_now = {"whole": model, "tail": model[1:], "transposed": model.T}[view]
-    np.testing.assert_array_equal(EXPORTERS[exporter](exported), expected_now)
+    np.testing.assert_array_equal(_read(EXPORTERS[exporter](exported)), expected_now)
 
 
 def test_exports_outlive_the_tensor():
-    t = ak.full((1000,), 3.0)
-    n, tt, j = np.from_dlpack(t), torch.from_dlpack(t), np.from_dlpack(t[::3])
+    """NumPy's exports of a CPU tensor, torch's of a tensor on the default device."""
+    t, g = ak.full((1000,), 3.0, device="cpu"), ak.full((1000,), 3.0)
+    n, tt, j = np.from_dlpack(t), torch.from_dlpack(g), np.from_dlpack(t[::3])
     for _ in range(50):
         t += 1
-    del t
+        g += 1
+    del t, g
     gc.collect()
-    filler = [ak.full((1000,), -1.0) for _ in range(8)]
+    filler = [ak.full((1000,), -1.0, device=device) for device in ("cpu", None) for _ in range(8)]
     assert (n == 3).all() and (tt == 3).all() and (j == 3).all()
     assert all(f[0].item() == -1 for f in filler)
 
@@ -325,7 +334,9 @@ def test_jax_roundtrip():
 
 
 def test_to_device_and_to():
-    x = ak.arange(6, dtype=ak.int32).reshape(2, 3)
+    y = ak.zeros(2)  # on the default device, whichever it is: staying there is no move
+    assert y.to_device(y.device) is y and y.to(y.device) is y
+    x = ak.arange(6, dtype=ak.int32, device="cpu").reshape(2, 3)
     dev = jax.devices("cpu")[0]
     assert x.to_device(dev) is x and x.to_device("cpu") is x
     assert x.to(dev) is x and x.to("cpu") is x and x.to(ak.int32) is x

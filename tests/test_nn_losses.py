@@ -11,6 +11,7 @@ import torch.nn.functional as TF
 
 import arraykit as ak
 import arraykit.nn.functional as F
+from device_checks import raises_checked
 
 RNG = np.random.default_rng(0)
 N, C = 4, 3
@@ -152,13 +153,13 @@ def test_bce_at_the_bounds_matches_torch():
 
 
 def test_loss_errors_match_torch():
-    with pytest.raises(RuntimeError, match="between 0 and 1"):
+    with raises_checked(RuntimeError, match="between 0 and 1"):
         F.binary_cross_entropy(ak.asarray([0.5, 1.5]), ak.asarray([1.0, 0.0]))
     with pytest.raises(ValueError, match="target size"):
         F.binary_cross_entropy(ak.asarray([0.5, 0.5]), ak.asarray([[1.0, 0.0]]))
     with pytest.raises(RuntimeError, match="negative values for beta"):
         F.smooth_l1_loss(ak.asarray(X), ak.asarray(Y), beta=-1.0)
-    with pytest.raises(ValueError, match="negative"):
+    with raises_checked(ValueError, match="negative"):
         F.gaussian_nll_loss(ak.asarray(X), ak.asarray(Y), ak.asarray(-VAR))
     with pytest.raises(ValueError, match="incorrect size"):
         F.gaussian_nll_loss(ak.asarray(X), ak.asarray(Y), ak.asarray(VAR[:2]))
@@ -166,7 +167,7 @@ def test_loss_errors_match_torch():
         F.l1_loss(ak.asarray(X), ak.asarray(Y), reduction="avg")
     with pytest.raises(ValueError, match="margin"):
         F.triplet_margin_loss(ak.asarray(X), ak.asarray(X), ak.asarray(X), margin=0.0)
-    with pytest.raises(IndexError, match="out of bounds"):
+    with raises_checked(IndexError, match="out of bounds"):
         F.multi_margin_loss(ak.asarray(X), ak.asarray([0, 1, 2, 3]))
 
 

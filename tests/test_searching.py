@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 
 import arraykit as ak
 from arraykit.core import dtypes as D
+from device_checks import raises_checked
 from strategies import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_view, strided_pairs, values
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -235,7 +236,7 @@ def test_searchsorted_errors():
         ak.searchsorted(x, 1.0, side="middle")
     with pytest.raises(ValueError, match="shape"):
         ak.searchsorted(x, 1.0, sorter=ak.asarray(np.array([0, 1])))
-    with pytest.raises(ValueError, match="sorter index 3"):
+    with raises_checked(ValueError, match="sorter index 3"):
         ak.searchsorted(x, 1.0, sorter=ak.asarray(np.array([0, 3, 1])))
     with pytest.raises(TypeError, match="integer"):
         ak.searchsorted(x, 1.0, sorter=ak.asarray(np.array([0.0, 1.0, 2.0])))

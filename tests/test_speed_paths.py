@@ -198,10 +198,10 @@ def test_tracing_thaws_the_objects_it_froze_and_drops_storages_held_by_cycles_on
         box.tensor = t * 2  # a storage made during the trace, held only by the cycle
         return t + 1
 
-    assert gc.get_freeze_count() == 0
+    frozen = gc.get_freeze_count()  # objects something else froze (0 when the process is fresh)
     f = ak.jit(fn)
     np.testing.assert_array_equal(f(x).numpy(), [2, 2, 2, 2])
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == frozen
     (entry,) = f._entries.values()
     assert entry.kept == [] and entry.held == []
     assert f.compile_count == 1

@@ -359,10 +359,30 @@ REDUCTIONS = {
 NO_GRADIENT_CHECK = {"bincount weights", "unique_consecutive dim", "quantile nan", "digamma zero"}
 
 
+def _torch_differentiates_aminmax():
+    x = torch.ones(2, requires_grad=True)
+    try:
+        torch.aminmax(x).min.backward()
+    except RuntimeError as e:
+        if "derivative for aten::aminmax is not implemented" in str(e):  # PyTorch 2.11
+            return False
+        raise
+    return True
+
+
+# The names of the cases that call aminmax on a float tensor, when this PyTorch
+# cannot differentiate aminmax: their values are compared, their gradients not.
+NO_TORCH_AMINMAX_GRADIENT = set() if _torch_differentiates_aminmax() else {"aminmax"}
+NO_TORCH_AMINMAX_GRADIENT_REASON = "gradient not compared: this PyTorch has no derivative for aten::aminmax"
+
+
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_reductions(name):
     case, *arrays = REDUCTIONS[name]
-    check(case, *arrays, rtol=1e-5, grad=name not in NO_GRADIENT_CHECK)
+    no_torch_gradient = name in NO_TORCH_AMINMAX_GRADIENT
+    check(case, *arrays, rtol=1e-5, grad=name not in NO_GRADIENT_CHECK and not no_torch_gradient)
+    if no_torch_gradient:
+        pytest.skip(NO_TORCH_AMINMAX_GRADIENT_REASON)
 
 
 def test_median_and_kthvalue_indices_name_their_values():

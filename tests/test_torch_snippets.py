@@ -7,12 +7,17 @@ each time with a ``print`` that records its arguments. Every recorded value must
 match: tensors and NumPy arrays in shape, dtype and values (as they were when
 printed); sizes, strides, booleans, numbers and dtypes as they are; strings after
 ``torch`` is replaced by ``arraykit``.
+
+The PyTorch side runs on the CPU; snippets about the CPU's memory (NumPy sharing it,
+``is_cpu``) run their arraykit side with the CPU as arraykit's default device, which
+follows JAX's.
 """
 
 from __future__ import annotations
 
 import textwrap
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -20,10 +25,13 @@ import torch
 import arraykit as ak
 
 SNIPPETS = {}
+CPU_SNIPPETS = set()
 
 
-def snippet(name, source):
+def snippet(name, source, cpu=False):
     SNIPPETS[name] = textwrap.dedent(source)
+    if cpu:
+        CPU_SNIPPETS.add(name)
 
 
 snippet("storage and strides", """
@@ -135,7 +143,7 @@ snippet("memory", """
     print(d, d.dtype, a.new_full((2,), 5.0))
     t = torch.ones(2, 3).t()
     print(t.is_contiguous(), t.contiguous().stride(), t.clone().stride())
-""")
+""", cpu=True)
 
 snippet("numpy bridge", """
     a = torch.ones(5)
@@ -172,7 +180,7 @@ snippet("numpy bridge", """
     back = v.numpy()
     back[0] = -5.0
     print(q[2], v[0])
-""")
+""", cpu=True)
 
 
 def snapshot(value):
@@ -218,7 +226,11 @@ def check(got, want, where):
 @pytest.mark.parametrize("name", SNIPPETS)
 def test_snippet_prints_what_pytorch_prints(name):
     want = run(name, torch)
-    got = run(name, ak)
+    if name in CPU_SNIPPETS:
+        with jax.default_device(jax.devices("cpu")[0]):
+            got = run(name, ak)
+    else:
+        got = run(name, ak)
     assert len(got) == len(want)
     for line, (g, w) in enumerate(zip(got, want)):
         check(g, w, f"{name}, print #{line + 1}")

@@ -699,7 +699,7 @@ def test_clone_and_contiguous_write_independently():
 
 def test_numpy_tolist_item():
     values = np.arange(12, dtype=np.int32).reshape(3, 4)
-    x = ak.asarray(values)
+    x = ak.asarray(values, device="cpu")  # numpy() shares a tensor's memory on the CPU only
     for view, expected in [(x, values), (x.T, values.T), (x[1:, ::-2], values[1:, ::-2]), (x[2, 3], values[2, 3])]:
         out = view.numpy()
         assert isinstance(out, np.ndarray) and out.dtype == np.int32 and out.flags.writeable

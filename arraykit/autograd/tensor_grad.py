@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import weakref
 
+import jax
 import jax.numpy as jnp
 
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core import x64
+from ..core.devices import Placement
 from ..core.storage import Storage
 from ..kernels.export import dense_values
 from . import graph as G
@@ -248,7 +250,7 @@ def _roots(outputs, gradients, ops=None):
                     f"grad can be implicitly created only for scalar outputs (output {i} has "
                     f"shape {t.shape}); pass gradient= with that shape"
                 )
-            values = jnp.ones(t.shape, t._dtype.np)
+            values = jnp.ones(t.shape, t._dtype.np, device=_device_of(t))
             if ops is not None:
                 values = ops.make(values)
         else:
@@ -257,14 +259,32 @@ def _roots(outputs, gradients, ops=None):
                     f"mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                     f"output[{i}] has a shape of {t.shape}"
                 )
-            if ops is None:
-                values = dense_values(g) if isinstance(g, type(t)) else jnp.asarray(g)
+            if isinstance(g, type(t)):
+                _check_gradient_device(g, t, i)
             else:
-                values = g if isinstance(g, type(t)) else ops.make(jnp.asarray(g))
+                g = jnp.asarray(g, device=_device_of(t))
+            if ops is None:
+                values = dense_values(g) if isinstance(g, type(t)) else g
+            else:
+                values = g if isinstance(g, type(t)) else ops.make(g)
         version = _version(t)
         spread = G.spread if ops is None else ops.spread
         roots.append((version, spread(values, version.shape, version.dtype, t._layout)))
     return roots
+
+
+def _check_gradient_device(g, t, i):
+    """PyTorch's error for a gradient on another device than its output."""
+    if not isinstance(g.device, Placement) and not isinstance(t.device, Placement) and g.device != t.device:
+        raise RuntimeError(f"invalid gradient at index {i} - expected device {t.device} but got {g.device}")
+
+
+def _device_of(t):
+    """Where ``t``'s gradient is made: ``t``'s device, which need not be the default
+    device; None (JAX's choice) inside a trace or for a tensor spread over several."""
+    if isinstance(t._storage._buffer, jax.core.Tracer) or isinstance(t.device, Placement):
+        return None
+    return t.device
 
 
 def _ops(make, create_graph):

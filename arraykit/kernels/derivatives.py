@@ -152,8 +152,14 @@ def hypot(a, b):
 
 @with_jvp(lambda p, out, da: out * _safe_inverse(p[0]) * da, lambda p, out, db: jnp.zeros_like(out))
 def copysign(a, b):
-    """``|a|`` with ``b``'s sign: no gradient to ``b``, none to ``a`` where ``a == 0``."""
-    return jnp.copysign(a, b)
+    """``|a|`` with ``b``'s sign: no gradient to ``b``, none to ``a`` where ``a == 0``.
+    Computed on the bits (``a``'s without its sign bit, ``b``'s sign bit), so a NaN
+    takes ``b``'s sign on every backend (``jnp.copysign``'s NaN came out positive on a GPU)."""
+    bits = jnp.dtype(f"uint{8 * jnp.dtype(a.dtype).itemsize}")
+    sign = jnp.asarray(1 << (8 * bits.itemsize - 1), bits)
+    magnitude = jax.lax.bitcast_convert_type(a, bits) & ~sign
+    return jax.lax.bitcast_convert_type(
+        magnitude | (jax.lax.bitcast_convert_type(b, bits) & sign), a.dtype)
 
 
 def _tie_weight(a, b):

@@ -222,7 +222,8 @@ class Tensor:
         """A new, writable NumPy array holding the values (a snapshot, not an alias).
 
         On the CPU the values are copied straight out of the storage's host view
-        (no kernel); elsewhere a kernel gathers them first.
+        (no kernel); elsewhere the storage's buffer is copied as it is where the tensor
+        covers it whole in order, and a kernel gathers the values first otherwise.
         """
         lay = self._layout
         st = self._storage
@@ -233,6 +234,10 @@ class Tensor:
         if st.device.platform == "cpu":
             with st.lock:
                 return np.array(st.host_array(lay))
+        with st.lock:
+            buffer = st._buffer
+            if lay.offset == 0 and lay.numel == buffer.size and L.is_contiguous(lay):
+                return np.array(buffer).reshape(lay.shape)
         return np.array(apply(_identity, (self,))._storage._buffer)
 
     def __array__(self, dtype=None, copy=None):
@@ -379,12 +384,6 @@ class Tensor:
         old = self._dtype
         if new is old:
             return self._view(self._layout)
-        st = self._storage
-        if not one_cpu(st.device) or isinstance(st._buffer, jax.core.Tracer):
-            raise RuntimeError(
-                f"view({new}) of a {old} tensor on {st.device}: a view with another dtype "
-                "shares memory only for CPU tensors outside a trace; use x.to('cpu') first"
-            )
         lay = self._layout
         if old.itemsize != new.itemsize:
             what = f"to view {old} as {new} (different element sizes)"
@@ -408,6 +407,12 @@ class Tensor:
                         raise RuntimeError(
                             f"self.stride({d}) must be divisible by {ratio} {what}, but got {stride}"
                         )
+        st = self._storage
+        if not one_cpu(st.device) or isinstance(st._buffer, jax.core.Tracer):
+            raise RuntimeError(
+                f"view({new}) of a {old} tensor on {st.device}: a view with another dtype "
+                "shares memory only for CPU tensors outside a trace; use x.to('cpu') first"
+            )
         values = self.numpy()
         if old.itemsize != new.itemsize and lay.shape[-1] == 1:
             values = values.reshape(lay.shape)  # a size-1 last dimension of any stride
@@ -549,8 +554,12 @@ class Tensor:
 
     # ------------------------------------------------------------------ in-place
 
-    def copy_(self, src):
-        """Copy ``src`` (broadcast) into this tensor in place."""
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast) into this tensor in place; a tensor ``src`` on another
+        device is moved here first, as in PyTorch (``non_blocking`` is accepted: copies
+        are asynchronous already)."""
+        if isinstance(src, Tensor) and src.device != self.device:
+            src = src.to(self.device)
         return self._write(src)
 
     def fill_(self, value):

@@ -76,10 +76,12 @@ def _attention_shapes(q, k, v, enable_gqa):
 
 
 def _fused_attention_fits(q, k, v, mask):
-    """Whether ``jax.nn.dot_product_attention`` takes these operands as they are (its
-    softmax runs in float32: float64 inputs take the plain form)."""
+    """Whether ``jax.nn.dot_product_attention`` takes these operands as they are: 16-bit
+    inputs only (its XLA form multiplies float32 at the backend's default precision,
+    TF32 on a GPU, and its softmax runs in float32: 32- and 64-bit inputs take the plain
+    form, whose products run at full precision as arraykit's matmul does)."""
     rank = q.ndim
-    if q.dtype.np.itemsize > 4:
+    if q.dtype.np.itemsize > 2:
         return False
     if rank < 3 or k.ndim != rank or v.ndim != rank or v.shape[-1] != q.shape[-1]:
         return False
@@ -103,10 +105,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     the query's device (rescaling the rest by ``1 / (1 - p)``); ``enable_gqa`` lets
     ``Hq`` be a multiple of ``H``, query head ``n`` reading key/value head
     ``n // (Hq // H)``. A row with every score masked gives zeros. Lowers to
-    ``jax.nn.dot_product_attention`` without dropout (on a GPU, cuDNN's fused kernel
-    for 16-bit inputs without a mask and with ``L == S``, when cuDNN takes the shapes;
-    JAX's XLA form for the rest), and to plain XLA for dropout, float64, ``Ev != E``
-    and batch dimensions that broadcast.
+    ``jax.nn.dot_product_attention`` for 16-bit inputs without dropout (on a GPU, cuDNN's
+    fused kernel without a mask and with ``L == S``, when cuDNN takes the shapes; JAX's
+    XLA form for the rest), and to plain XLA at full precision for float32 and float64,
+    dropout, ``Ev != E`` and batch dimensions that broadcast.
     """
     q = _floating(query, "scaled_dot_product_attention")
     k = _floating(key, "scaled_dot_product_attention")
