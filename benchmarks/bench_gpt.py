@@ -20,7 +20,6 @@ alike.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time

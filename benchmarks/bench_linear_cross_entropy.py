@@ -9,7 +9,8 @@ arraykit's unfused ``F.cross_entropy(F.linear(x, w), t)`` eagerly and under
 mode) and PyTorch eager (``F.cross_entropy(F.linear(x, w), t).backward()``).
 
 Times: all variants in this process, median of ``--repeats`` steps after a warm-up
-step, each waited for. Peak memory: each variant in a fresh subprocess. On the CPU it
+step, each waited for. Peak memory: each variant in a fresh subprocess (on a GPU the
+subprocesses run side by side). On the CPU it
 is the peak resident set size of a third step (VmHWM, reset through
 ``/proc/self/clear_refs`` once the gradients of two warm-up steps are dropped, garbage
 collected and free heap handed back with ``malloc_trim``; glibc's mmap threshold is
@@ -27,6 +28,7 @@ inputs and gradients.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import ctypes
 import gc
 import json
@@ -267,7 +269,10 @@ def main():
     print(f"N={size['n']} d={size['d']} V={size['vocab']} {size['dtype']}; "
           f"logits would take {size['n'] * size['vocab'] * 4 / 2**20:.0f} MiB in float32")
     times = time_variants(variants, size, args.gpu, args.repeats)
-    peaks = {} if args.no_memory else {v: peak_in_subprocess(v, size, args.gpu) for v in variants}
+    peaks = {}
+    if not args.no_memory:  # on a GPU side by side: each process reads its own allocator's peak
+        with concurrent.futures.ThreadPoolExecutor(len(variants) if args.gpu else 1) as pool:
+            peaks = dict(zip(variants, pool.map(lambda v: peak_in_subprocess(v, size, args.gpu), variants)))
     base_t = times.get(BASELINE)
     base_m = peaks.get(BASELINE)
     print(f"{'variant':24} {'ms/step':>9} {'vs ' + BASELINE:>20} {'peak MiB':>9} {'vs ' + BASELINE:>20}")

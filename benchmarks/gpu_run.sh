@@ -14,6 +14,8 @@
 #   suite     the default test run with the GPU as default device, -n 14, -v --tb=short
 #             to suite.log, junit XML to suite.xml (a test running over 240 s fails);
 #             $SUITE_TESTS: a file of test ids, one a line, to run only those
+# Time boxes in seconds: $BENCH_LIMIT (180), $GPT_LIMIT (100), $LCE_LIMIT (60),
+# $TRAIN_LIMIT (60), $SUITE_LIMIT (360).
 # --cpu: the same steps at tiny sizes with JAX_PLATFORMS=cpu, to test this script
 #        (under two minutes on two cores; the suite step runs one test file).
 # --suite-alongside: start the suite first, in the background, and run the other
@@ -85,8 +87,8 @@ bench() {
         box 120 bench_gpu "$PY" benchmarks/bench_gpu.py --device cpu --repeats 1 --steps 4 \
             --no-torch-compile
     else
-        box 150 bench_gpu "$PY" benchmarks/bench_gpu.py --device gpu --repeats 5 --steps 20 \
-            --only first,cache,dropped,enqueue,mlp,large,ce
+        box "${BENCH_LIMIT:-180}" bench_gpu "$PY" benchmarks/bench_gpu.py --device gpu --repeats 5 \
+            --steps 20
     fi
 }
 
@@ -97,9 +99,9 @@ gpt() {
         box 60 linear_cross_entropy "$PY" benchmarks/bench_linear_cross_entropy.py \
             --n 256 --d 64 --vocab 1024 --repeats 2
     else
-        box 100 bench_gpt "$PY" benchmarks/bench_gpt.py --preset gpu --device gpu --steps 10 \
-            --rounds 3
-        box 60 linear_cross_entropy "$PY" benchmarks/bench_linear_cross_entropy.py --gpu
+        box "${GPT_LIMIT:-100}" bench_gpt "$PY" benchmarks/bench_gpt.py --preset gpu --device gpu \
+            --steps 10 --rounds 3
+        box "${LCE_LIMIT:-60}" linear_cross_entropy "$PY" benchmarks/bench_linear_cross_entropy.py --gpu
     fi
 }
 
@@ -107,7 +109,7 @@ train() {
     if [ $CPU = 1 ]; then
         box 90 train_gpt "$PY" examples/train_gpt.py --preset tiny --device cpu --steps 20
     else
-        box 60 train_gpt "$PY" examples/train_gpt.py --preset gpu --device gpu \
+        box "${TRAIN_LIMIT:-60}" train_gpt "$PY" examples/train_gpt.py --preset gpu --device gpu \
             --steps "${TRAIN_STEPS:-400}"
     fi
 }
