@@ -7,15 +7,20 @@
 #
 # STEPs, in this order by default: versions bench gpt train suite
 #   versions  device, jax, jaxlib, numpy, PyTorch
-#   bench     benchmarks/bench_gpu.py (every figure, ratios against the aims)
+#   bench     benchmarks/bench_gpu.py, one figure per process (ratios against the aims),
+#             time-boxed each by $BENCH_BOXES
 #   gpt       benchmarks/bench_gpt.py --preset gpu, then the fused linear cross-entropy
 #             (benchmarks/bench_linear_cross_entropy.py --gpu: N=8192, V=50304, d=768, bf16)
 #   train     examples/train_gpt.py --preset gpu for $TRAIN_STEPS steps (default 400)
 #   suite     the default test run with the GPU as default device, -n 14, -v --tb=short
 #             to suite.log, junit XML to suite.xml (a test running over 240 s fails);
 #             $SUITE_TESTS: a file of test ids, one a line, to run only those
-# Time boxes in seconds: $BENCH_LIMIT (180), $GPT_LIMIT (100), $LCE_LIMIT (60),
-# $TRAIN_LIMIT (60), $SUITE_LIMIT (360).
+# Time boxes in seconds: $BENCH_BOXES (figure:seconds pairs, 325 in all), $GPT_LIMIT
+# (100), $LCE_LIMIT (60), $TRAIN_LIMIT (60), $SUITE_LIMIT (360).
+# Sizing: on an H200 the whole suite takes about 6 minutes with -n 14, and the figures
+# about as long (every kernel compiles for the GPU), so a full measurement is two
+# device calls of at most 9 minutes: `gpu_run.sh versions bench gpt train` and
+# `gpu_run.sh versions suite`.
 # --cpu: the same steps at tiny sizes with JAX_PLATFORMS=cpu, to test this script
 #        (under two minutes on two cores; the suite step runs one test file).
 # --suite-alongside: start the suite first, in the background, and run the other
@@ -73,7 +78,8 @@ box() {
 versions() {
     say "versions"
     { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 || true
-      git log -1 --format='commit %H %s' 2>/dev/null || true
+      echo "arraykit sources: sha256 $(git ls-files -z arraykit 2>/dev/null | sort -z \
+          | xargs -0 cat 2>/dev/null | sha256sum | cut -c1-16) (of the tracked files' contents)"
       "$PY" -c 'import sys, jax, jaxlib, numpy, torch, arraykit as ak
 print("python", sys.version.split()[0], "jax", jax.__version__, "jaxlib", jaxlib.__version__,
       "numpy", numpy.__version__, "torch", torch.__version__)
@@ -82,14 +88,22 @@ print("jax devices", jax.devices(), "arraykit default device",
     } 2>&1 | tee -a "$LOG"
 }
 
+# bench_gpu.py one figure per process, each with its own time box (seconds).
+BENCH_BOXES=${BENCH_BOXES:-"mlp:60 large:45 ce:90 first:45 dropped:20 enqueue:20 cache:45"}
+
 bench() {
-    if [ $CPU = 1 ]; then
-        box 120 bench_gpu "$PY" benchmarks/bench_gpu.py --device cpu --repeats 1 --steps 4 \
-            --no-torch-compile
-    else
-        box "${BENCH_LIMIT:-180}" bench_gpu "$PY" benchmarks/bench_gpu.py --device gpu --repeats 5 \
-            --steps 20
-    fi
+    local figure limit
+    for entry in $BENCH_BOXES; do
+        figure=${entry%%:*}
+        limit=${entry##*:}
+        if [ $CPU = 1 ]; then
+            box 60 "bench_gpu $figure" "$PY" benchmarks/bench_gpu.py --device cpu --repeats 1 \
+                --steps 4 --no-torch-compile --only "$figure"
+        else
+            box "$limit" "bench_gpu $figure" "$PY" benchmarks/bench_gpu.py --device gpu --repeats 5 \
+                --steps 20 --only "$figure"
+        fi
+    done
 }
 
 gpt() {

@@ -270,9 +270,10 @@ def test_write_during_a_live_export_copies_and_keeps_its_snapshot(export):
 
 
 def test_jax_array_wrapped_by_asarray_is_donated_once_the_caller_drops_it():
-    x = ak.asarray(jnp.zeros(1 << 20), device="cpu")
+    cpu = jax.devices("cpu")[0]  # on the tensor's device: wrapped, not copied
+    x = ak.asarray(jnp.zeros(1 << 20, device=cpu), device="cpu")
     assert _write_in_place(x, 0)
-    buf = jnp.zeros(1 << 20)
+    buf = jnp.zeros(1 << 20, device=cpu)
     y = ak.asarray(buf, device="cpu")
     assert not _write_in_place(y, 0)
     np.testing.assert_array_equal(np.asarray(buf[:2]), [0, 0])
