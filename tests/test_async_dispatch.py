@@ -170,8 +170,8 @@ def test_each_checked_op_defers_and_names_itself(case):
         "searchsorted\\(\\) sorter index 8")
     call, message = calls[case]
     error = ValueError if case == "searchsorted" else IndexError
-    with pytest.raises(error, match=message):
-        call()  # the CPU checks at once
+    with deferred_checks.forced(False), pytest.raises(error, match=message):
+        call()  # the CPU checks at once (also where ARRAYKIT_TEST_DEFER_CHECKS=1 defers)
     with deferred_checks.forced(True):
         out = call()  # queued: no error yet
         assert deferred_checks.pending() >= 1
