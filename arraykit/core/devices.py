@@ -207,6 +207,12 @@ def _device_set(device):
     return device.device_set if isinstance(device, Placement) else frozenset((device,))
 
 
+def same_devices(a, b):
+    """Whether tensors on ``a`` and ``b`` (devices or placements) can meet in one
+    operation: the same device, or placements over the same devices."""
+    return a is b or a == b or _device_set(a) == _device_set(b)
+
+
 def device(type, index=None):  # noqa: A002 (PyTorch's name)
     """The JAX device a PyTorch-style spelling names (``torch.device``'s arraykit twin).
 
@@ -251,7 +257,7 @@ def check_same_device(a, b, what="operation"):
     replicate an uncommitted array; arraykit's tensors are all committed, as in
     PyTorch): the error says how to replicate it onto the mesh.
     """
-    if a is not b and a != b and _device_set(a) != _device_set(b):
+    if not same_devices(a, b):
         raise ValueError(
             f"{what}: expected all tensors to be on the same device, but found {a} and {b}"
             + _replication_hint(a, b)

@@ -22,7 +22,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import (
     addressable, as_device, check_same_device, one_cpu, pinned, placement, put, put_global,
-    require_addressable,
+    require_addressable, same_devices,
 )
 from ..core.host_memory import adopt, is_host
 from ..core.host_memory import share as share_host
@@ -558,7 +558,7 @@ class Tensor:
         """Copy ``src`` (broadcast) into this tensor in place; a tensor ``src`` on another
         device is moved here first, as in PyTorch (``non_blocking`` is accepted: copies
         are asynchronous already)."""
-        if isinstance(src, Tensor) and src.device != self.device:
+        if isinstance(src, Tensor) and not same_devices(src.device, self.device):
             src = src.to(self.device)
         return self._write(src)
 
