@@ -90,7 +90,9 @@ LAYOUTS = ("contiguous", "transposed", "stepped", "flipped", "broadcast")
 
 def _elements(dtype, bounds):
     """Element strategy: floats and complex parts bounded by ``bounds`` (default +-1e3),
-    never subnormal; integers and booleans over their whole range."""
+    never subnormal; integers and booleans over their whole range. A positive
+    ``min_value`` keeps complex values off zero too (1 / (0+0j) is a complex infinity,
+    inf+nanj here, where NumPy gives nan+nanj)."""
     dt = np.dtype(dtype)
     if dt.kind not in "fc":
         return None
@@ -104,7 +106,10 @@ def _elements(dtype, bounds):
     else:
         limit = min(abs(bounds.get("min_value") or 1e3), abs(bounds.get("max_value") or 1e3))
         part = st.floats(-limit, limit, width=width, allow_subnormal=False)
-    return part if dt.kind == "f" else st.builds(complex, part, part)
+    if dt.kind == "f":
+        return part
+    values = st.builds(complex, part, part)
+    return values.filter(lambda z: z != 0) if (bounds.get("min_value") or 0) > 0 else values
 
 
 @st.composite
