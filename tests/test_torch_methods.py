@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import arraykit as ak
-from test_torch_namespace import (B3, C3, COUNTS, I, M, NO_TORCH_AMINMAX_GRADIENT,
-                                  NO_TORCH_AMINMAX_GRADIENT_REASON, POS, SQ, TIES, V, W, check)
+from test_torch_namespace import (B3, C3, COUNTS, I, M, POS, SQ, TIES, V, W,
+                                  check_unless_torch_lacks_the_gradient)
 
 METHODS = {
     "type_as": (lambda lib, x, i: i.type_as(x), M, I),
@@ -96,10 +96,7 @@ NO_GRADIENT = {"unique", "unique inverse counts", "unique dim"}  # none in PyTor
 @pytest.mark.parametrize("name", METHODS)
 def test_methods(name):
     case, *arrays = METHODS[name]
-    no_torch_gradient = name in NO_TORCH_AMINMAX_GRADIENT
-    check(case, *arrays, rtol=1e-5, grad=name not in NO_GRADIENT and not no_torch_gradient)
-    if no_torch_gradient:
-        pytest.skip(NO_TORCH_AMINMAX_GRADIENT_REASON)
+    check_unless_torch_lacks_the_gradient(name, case, arrays, name not in NO_GRADIENT)
 
 
 INPLACE = {

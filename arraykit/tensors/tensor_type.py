@@ -60,6 +60,13 @@ def _dims(args):
     return tuple(args)
 
 
+def _covers_its_storage(tensor):
+    """Whether ``tensor`` reads all of its storage in C order from offset 0: the
+    storage's buffer holds its values as they are, up to a reshape."""
+    lay = tensor._layout
+    return lay.offset == 0 and lay.numel == tensor._storage.size() and L.is_contiguous(lay)
+
+
 class Tensor:
     """A strided view of a :class:`~arraykit.core.storage.Storage` (PyTorch memory model)."""
 
@@ -235,9 +242,8 @@ class Tensor:
             with st.lock:
                 return np.array(st.host_array(lay))
         with st.lock:
-            buffer = st._buffer
-            if lay.offset == 0 and lay.numel == buffer.size and L.is_contiguous(lay):
-                return np.array(buffer).reshape(lay.shape)
+            if _covers_its_storage(self):
+                return np.array(st._buffer).reshape(lay.shape)
         return np.array(apply(_identity, (self,))._storage._buffer)
 
     def __array__(self, dtype=None, copy=None):
@@ -349,9 +355,8 @@ class Tensor:
         st = self._storage
         if target == st.device and not pinned(st):
             return self
-        lay = self._layout
         src = self
-        if is_host(st) or not (L.is_contiguous(lay) and lay.offset == 0 and lay.numel == st.size()):
+        if is_host(st) or not _covers_its_storage(self):
             src = apply(_identity, (self,))  # NumPy memory is read into a private copy too
         with src._storage.lock:
             buf = src._storage.buffer
