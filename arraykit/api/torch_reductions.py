@@ -272,14 +272,56 @@ def _median(name, input, dim, keepdim, ignore_nan, out):  # noqa: A002
     return _selected(name, x, dim, keepdim, _median_index, (ignore_nan,), out)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):  # noqa: A002
-    """The lower median of all elements (a 0-d tensor), or ``(values, indices)`` along
-    ``dim``; NaN when a slice holds one."""
+class _NotGiven:
+    """The default of NumPy's ``axis=``/``keepdims=`` on :func:`median`: told apart
+    from ``axis=None``, which NumPy's median takes to mean every axis."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+NOT_GIVEN = _NotGiven()
+
+
+def _numpy_median_body(x, axis, keepdims, ignore_nan, dtype):
+    f = jnp.nanmedian if ignore_nan else jnp.median
+    return f(x.astype(dtype), axis=axis, keepdims=keepdims)
+
+
+def _numpy_median(name, input, dim, keepdim, axis, keepdims, ignore_nan, out):  # noqa: A002
+    """NumPy's ``median(a, axis=None, keepdims=False)``: the mean of the two middle
+    elements of an even count, over one axis, several or all."""
+    if dim is not None or keepdim:
+        raise TypeError(f"{name}() got PyTorch's dim=/keepdim= and NumPy's axis=/keepdims=; "
+                        "pass one spelling")
+    x = _floating_or_int(input, name)
+    axis = None if axis is NOT_GIVEN or axis is None else L.normalize_dims(
+        axis if isinstance(axis, (tuple, list)) else (axis,), x.ndim, "axis")
+    keepdims = bool(keepdims) if keepdims is not NOT_GIVEN else False
+    dtype = x._dtype if x._dtype.kind == "float" else D.DEFAULT_FLOAT
+    return _into(name, apply(_numpy_median_body, (x,), (axis, keepdims, ignore_nan, dtype.np)),
+                 out)
+
+
+def median(input, dim=None, keepdim=False, *, out=None,  # noqa: A002
+           axis=NOT_GIVEN, keepdims=NOT_GIVEN):
+    """PyTorch's median: the lower median of all elements (a 0-d tensor), or
+    ``(values, indices)`` along ``dim``; NaN when a slice holds one.
+
+    Given NumPy's ``axis=`` or ``keepdims=`` (``axis=None`` included), NumPy's median
+    instead: one tensor, the mean of the two middle elements of an even count, over
+    ``axis`` (an int, a tuple, or None for all); integers give the default float dtype."""
+    if axis is not NOT_GIVEN or keepdims is not NOT_GIVEN:
+        return _numpy_median("median", input, dim, keepdim, axis, keepdims, False, out)
     return _median("median", input, dim, keepdim, False, out)
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):  # noqa: A002
-    """:func:`median` ignoring NaNs (NaN only for a slice of NaNs)."""
+def nanmedian(input, dim=None, keepdim=False, *, out=None,  # noqa: A002
+              axis=NOT_GIVEN, keepdims=NOT_GIVEN):
+    """:func:`median` ignoring NaNs (NaN only for a slice of NaNs); with NumPy's
+    ``axis=``/``keepdims=``, NumPy's ``nanmedian``."""
+    if axis is not NOT_GIVEN or keepdims is not NOT_GIVEN:
+        return _numpy_median("nanmedian", input, dim, keepdim, axis, keepdims, True, out)
     return _median("nanmedian", input, dim, keepdim, True, out)
 
 
