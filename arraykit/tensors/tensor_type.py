@@ -267,6 +267,34 @@ class Tensor:
             values = values.astype(dtype, copy=False)
         return values
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy's hook for the result of a ufunc over tensors, as PyTorch's: NumPy's
+        ufuncs and SciPy's compiled ones (``np.exp(t)``, ``np.add(t, 1)``,
+        ``scipy.special.erf(t)``, ``np.add.reduce(t)``) return a CPU tensor sharing the
+        result's memory (``from_numpy``), 0-d results included; a boolean result stays
+        bool (PyTorch gives uint8). NumPy computes on the host: an operand on another
+        device raises ``TypeError`` (PyTorch's CUDA tensors do), and one that requires
+        grad raises ``RuntimeError`` (NumPy records no gradient; PyTorch raises too)."""
+        operands_ = [self]
+        if context is not None:
+            operands_ += [x for x in context[1] if isinstance(x, Tensor)]
+        name = getattr(context[0], "__name__", "ufunc") if context is not None else "NumPy"
+        for x in operands_:
+            if x._storage.device.platform != "cpu":
+                raise TypeError(
+                    f"{name}: NumPy cannot compute on a tensor on {x._storage.device}; "
+                    "copy it to the host first with t.cpu()"
+                )
+            if x.requires_grad:
+                raise RuntimeError(
+                    f"{name}: NumPy cannot record the gradient of a tensor that requires "
+                    "grad; use t.detach() first"
+                )
+        array = np.asarray(array)
+        dtype = D.from_numpy(array.dtype)
+        buf, layout = share_host(array)
+        return Tensor._make(Storage(buf, dtype, as_device("cpu")), layout, dtype)
+
     def __format__(self, spec):
         """``format(x, spec)``, f-strings: a 0-d tensor formats its value (as NumPy and
         PyTorch); other tensors take only the empty spec (``str(x)``), else TypeError."""
