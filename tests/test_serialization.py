@@ -177,7 +177,7 @@ def test_pickles_are_never_run(tmp_path):
     torch_like = tmp_path / "model.pt"
     with zipfile.ZipFile(torch_like, "w") as zf:
         zf.writestr("archive/data.pkl", evil)
-    with pytest.raises(ValueError, match="never unpickles"):
+    with pytest.raises(ValueError, match=r"refused: .*global (posix|nt)\.system"):
         ak.load(torch_like)
     raw = tmp_path / "raw.pkl"
     raw.write_bytes(evil)

@@ -1,4 +1,5 @@
-"""Checkpoints: :func:`save` and :func:`load` for tensors in nested Python structures.
+"""arraykit's own checkpoint format (the default of :func:`arraykit.save`), and the
+``.npy``/``.npz`` files :func:`arraykit.load` reads.
 
 The file is an uncompressed zip archive (``ZIP_STORED``) holding
 
@@ -21,8 +22,8 @@ checkpoint loads on any number of processes, placed by ``map_location``.
 
 Tensors that shared a storage when saved share one storage after loading, with
 the same layouts, so a write through one is seen through the other, as in PyTorch.
-Loading reads only JSON and raw bytes: nothing in the file is executed, and
-pickles (PyTorch's ``.pt`` files, ``.npy`` object arrays) are refused.
+Loading reads only JSON and raw bytes: nothing in the file is executed (``.npy``
+object arrays, which are pickles, are refused).
 """
 
 from __future__ import annotations
@@ -37,22 +38,18 @@ import zipfile
 import jax
 import numpy as np
 
-from .core import dtypes as D
-from .core import layout as L
-from .core.devices import (
-    Placement, addressable, as_device, host_to_device, one_cpu, require_addressable,
-)
-from .core.storage import Storage
-from .tensors.tensor_type import Tensor
-
-__all__ = ["save", "load"]
+from ..core import dtypes as D
+from ..core import layout as L
+from ..core.devices import Placement, addressable, as_device, one_cpu, require_addressable
+from ..tensors.tensor_type import Tensor
+from .host_tensors import storage_from_host, tensor_from_host
+from .zip_members import CorruptMember, data_offset, write_aligned_member
 
 FORMAT = "arraykit"
 VERSION = 1
 MANIFEST = "arraykit.json"
 ALIGN = 64
 _PAD_ID = 0x4B41  # the extra-field record that pads a member's data to ALIGN bytes
-_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _SCALARS = (type(None), bool, int, float, str)
 
 
@@ -185,17 +182,6 @@ def _side_file(path, process):
     return f"{os.fspath(path)}.process{process}"
 
 
-def _write_member(zf, name, data):
-    """Write ``data`` (bytes-like) as a stored member whose data starts ALIGN-aligned."""
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-    info.compress_type = zipfile.ZIP_STORED
-    zip64 = len(data) > 0x7FFFFFFF
-    start = zf.fp.tell() + _LOCAL_HEADER.size + len(name.encode()) + 4 + (20 if zip64 else 0)
-    info.extra = struct.pack("<HH", _PAD_ID, -start % ALIGN) + b"\0" * (-start % ALIGN)
-    with zf.open(info, "w", force_zip64=zip64) as out:
-        out.write(data)
-
-
 def save(obj, f):
     """Save tensors in nested dicts/lists/tuples with Python scalars to ``f``.
 
@@ -238,9 +224,9 @@ def save(obj, f):
 def _save_zip(file, text, members):
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as zf:
         if text is not None:
-            _write_member(zf, MANIFEST, text)
+            write_aligned_member(zf, MANIFEST, text, ALIGN, _PAD_ID)
         for name, values in members:
-            _write_member(zf, name, values().view(np.uint8))
+            write_aligned_member(zf, name, values().view(np.uint8), ALIGN, _PAD_ID)
 
 
 # ---------------------------------------------------------------------- load
@@ -255,105 +241,60 @@ def _check(cond, what):
         raise _Corrupt(what)
 
 
-def load(f, mmap=False, map_location=None):
-    """Load what :func:`save` wrote, or a ``.npy`` (a tensor) or ``.npz`` (a dict of tensors).
-
-    ``f`` is a path or a binary file object. ``map_location`` (a device, a device
-    string, or a JAX sharding such as ``NamedSharding(mesh, P())`` to replicate every
-    tensor over a mesh, also one spanning processes) places every tensor there; by
-    default each goes back to the device it was saved from (a tensor saved from a
-    mesh to its platform's first device; ValueError when that device is missing:
-    pass map_location). Tensors that were split over several processes are
-    assembled whole from their blocks in ``f`` and ``f.process<p>`` (a path is
-    needed then), on any number of processes. Nothing in the file is executed:
-    pickles are refused.
-
-    ``mmap=True`` (paths only) maps each storage's bytes from the file instead of
-    reading them: on the CPU, JAX then uses the mapped pages as the buffer (no
-    copy; pages are read from disk when first touched), and the storage is marked
-    shared, so an in-place write copies it first and the file is never written.
-    Where JAX cannot alias the mapping (another device, unaligned data) the bytes
-    are copied to the device as usual. The CRC of mapped members is not checked.
-    """
-    device = None if map_location is None else _location(map_location)
-    if mmap and not isinstance(f, (str, os.PathLike)):
-        raise ValueError("load(mmap=True) needs a path, not a file object")
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as file:
-            return _load(file, os.fspath(f) if mmap else None, device, os.fspath(f))
-    return _load(f, None, device, None)
-
-
-def _location(spec):
+def location(spec):
+    """The device or placement ``map_location`` names (None: each tensor's saved device)."""
+    if spec is None:
+        return None
     if isinstance(spec, (str, jax.Device, jax.sharding.Sharding)):
         return as_device(spec)
     raise TypeError(
-        f"load(): map_location must be a device, a device string or a JAX sharding, got {spec!r}"
+        "load(): map_location must be a device, a device string or a JAX sharding for an "
+        f"arraykit checkpoint, got {spec!r}"
     )
 
 
-def _load(file, path, device, origin):
-    start = file.tell()
-    magic = file.read(6)
-    file.seek(start)
-    if magic == b"\x93NUMPY":
-        return _from_npy(file, path, device)
-    if magic[:4] != b"PK\x03\x04":
-        raise ValueError("load(): not an arraykit checkpoint, .npy or .npz file")
+def is_readable_zip(zf):
+    """Whether the zip file ``zf`` is an arraykit checkpoint or a ``.npz`` file."""
+    names = zf.namelist()
+    return MANIFEST in names or (bool(names) and all(n.endswith(".npy") for n in names))
+
+
+def from_zip(zf, file, path, device, origin):
+    """The object of the arraykit checkpoint or ``.npz`` file open as ``zf`` (see
+    :func:`is_readable_zip`). ``path`` is given to map storages (``mmap=True``),
+    ``origin`` (the file's path) to find the other processes' files."""
+    names = zf.namelist()
     try:
-        with zipfile.ZipFile(file) as zf:
-            names = zf.namelist()
-            if MANIFEST in names:
-                with _SideFiles(origin) as sides:
-                    return _from_checkpoint(zf, file, path, device, sides)
-            if names and all(n.endswith(".npy") for n in names):
-                return _from_npz(file, device)
-    except (_Corrupt, zipfile.BadZipFile, KeyError, RecursionError, struct.error) as error:
+        if MANIFEST in names:
+            with _SideFiles(origin) as sides:
+                return _from_checkpoint(zf, file, path, device, sides)
+        return from_npz(file, device)
+    except (_Corrupt, CorruptMember, zipfile.BadZipFile, KeyError, RecursionError, struct.error) as error:
         raise ValueError(f"load(): corrupted arraykit checkpoint ({error})") from None
-    pickles = [n for n in names if n.endswith((".pkl", "data.pkl"))]
-    hint = " (a PyTorch pickle-based file? arraykit never unpickles)" if pickles else ""
-    raise ValueError(f"load(): a zip file that is neither an arraykit checkpoint nor .npz{hint}")
 
 
-def _tensor_from_host(arr, device, may_alias):
-    """A tensor over the host array ``arr``; aliases it when ``may_alias`` and JAX can."""
-    dtype = D.from_numpy(arr.dtype)
-    arr = np.ascontiguousarray(arr)
-    if may_alias:
-        buf, aliased = host_to_device(arr, device, copy=False)
-    else:
-        buf, aliased = host_to_device(arr, device), False
-    return Tensor._make(Storage(buf, dtype, device, shared=aliased), L.contiguous(arr.shape), dtype)
-
-
-def _from_npy(file, path, device):
+def from_npy(file, path, device):
+    """The tensor of a ``.npy`` file (mapped when ``path`` is given); pickles are refused."""
     device = device or as_device(None)
     try:
         arr = np.load(path if path else file, mmap_mode="r" if path else None, allow_pickle=False)
     except ValueError as error:
         raise ValueError(f"load(): cannot load this .npy file without unpickling ({error})") from None
-    return _tensor_from_host(arr, device, may_alias=path is not None)
+    return tensor_from_host(arr, device, may_alias=path is not None)
 
 
-def _from_npz(file, device):
+def from_npz(file, device):
+    """The dict of tensors of a ``.npz`` file; pickles are refused."""
     device = device or as_device(None)
     file.seek(0)
     out = {}
     try:
         with np.load(file, allow_pickle=False) as npz:
             for name in npz.files:
-                out[name] = _tensor_from_host(npz[name], device, may_alias=True)
+                out[name] = tensor_from_host(npz[name], device, may_alias=True)
     except ValueError as error:
         raise ValueError(f"load(): cannot load this .npz file without unpickling ({error})") from None
     return out
-
-
-def _data_offset(zf, file, info):
-    """Where the member's bytes start in the file (after its local header)."""
-    file.seek(info.header_offset)
-    head = _LOCAL_HEADER.unpack(file.read(_LOCAL_HEADER.size))
-    _check(head[0] == b"PK\x03\x04", f"bad local header for {info.filename}")
-    return info.header_offset + _LOCAL_HEADER.size + head[-2] + head[-1]
 
 
 class _SideFiles:
@@ -450,13 +391,13 @@ def _read_storage(zf, file, path, i, spec, device, sides):
         _check(whole.size == size, f"storage {i} has {whole.size} values, expected {size}")
         if not isinstance(device, Placement):  # one device: a flat buffer, as written
             whole = whole.reshape(-1)
-        return _tensor_from_host(whole, device, may_alias=True)._storage
+        return storage_from_host(whole, device, may_alias=True)
     info = zf.getinfo(f"storages/{i}")
     nbytes = size * dtype.itemsize
     _check(info.file_size == nbytes, f"storage {i} holds {info.file_size} bytes, expected {nbytes}")
     _check(info.compress_type == zipfile.ZIP_STORED, f"storage {i} is compressed")
     if path is not None and size:
-        offset = _data_offset(zf, file, info)
+        offset = data_offset(file, info)
         arr = np.memmap(path, dtype=dtype.np, mode="r", offset=offset, shape=(size,))
     else:
         arr = np.frombuffer(zf.read(info), dtype=dtype.np, count=size)
@@ -464,7 +405,7 @@ def _read_storage(zf, file, path, i, spec, device, sides):
         arr = arr.byteswap()
     if size == 0:
         arr = np.empty(0, dtype.np)
-    return _tensor_from_host(arr, device, may_alias=True)._storage
+    return storage_from_host(arr, device, may_alias=True)
 
 
 def _build(node, storages, depth=0):
