@@ -133,7 +133,7 @@ _sys.modules[__name__ + ".linalg"] = linalg
 _sys.modules[__name__ + ".fft"] = fft
 namespace_registry.register(namespace=_sys.modules[__name__], versions=NAMESPACES)
 
-# einops finds arraykit's backend by its class (arraykit/einops_backend.py); einops is
+# einops finds arraykit's backend by its class (arraykit/einops/backend.py); einops is
 # imported only where it is installed.
 if _importlib_util.find_spec("einops") is not None:
-    from . import einops_backend
+    from . import einops

@@ -1,4 +1,4 @@
-"""einops on arraykit tensors (arraykit/einops_backend.py), against einops on PyTorch."""
+"""einops on arraykit tensors (arraykit/einops/backend.py), against einops on PyTorch."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_einops_not_imported_when_missing():
     code = (
         "import sys; sys.modules['einops'] = None\n"
         "import arraykit\n"
-        "assert 'arraykit.einops_backend' not in sys.modules\n"
+        "assert 'arraykit.einops' not in sys.modules\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,

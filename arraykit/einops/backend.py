@@ -4,8 +4,9 @@
 einops finds the backend of a tensor among the subclasses of its
 ``einops._backends.AbstractBackend`` whose ``framework_name`` is an imported module.
 Defining :class:`ArraykitBackend` is the registration: ``import arraykit`` imports
-this module when einops is installed (``importlib.util.find_spec``, which imports
-nothing) and never imports einops otherwise, so einops stays optional. Every
+this module (through :mod:`arraykit.einops`) when einops is installed
+(``importlib.util.find_spec``, which imports nothing) and never imports einops
+otherwise, so einops stays optional. Every
 operation is an arraykit namespace function, so results carry autograd history and
 trace under ``arraykit.jit`` like any other code.
 """
@@ -15,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from einops._backends import AbstractBackend
 
-from .api.creation import arange, asarray
-from .api.dtype_functions import isdtype
-from .api.manipulation import (
+from ..api.creation import arange, asarray
+from ..api.dtype_functions import isdtype
+from ..api.manipulation import (
     broadcast_to,
     concat,
     expand_dims,
@@ -26,11 +27,11 @@ from .api.manipulation import (
     stack,
     tile,
 )
-from .api.statistical import max, mean, min, prod, sum
-from .api.torch_products import einsum
-from .api.utility import all, any
-from .core import dtypes as D
-from .tensors.tensor_type import Tensor
+from ..api.statistical import max, mean, min, prod, sum
+from ..api.torch_products import einsum
+from ..api.utility import all, any
+from ..core import dtypes as D
+from ..tensors.tensor_type import Tensor
 
 __all__ = ["ArraykitBackend"]
 
