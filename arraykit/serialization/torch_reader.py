@@ -31,7 +31,7 @@ from .torch_unpickler import RefusedCheckpoint, StorageRecord, TensorRecord, unp
 from .zip_members import CorruptMember, data_offset
 
 _LEAVES = (type(None), bool, int, float, complex, str, bytes, bytearray, D.DType, Size)
-_MAX_DEPTH = 1000
+_MAX_DEPTH = 100  # checkpoints nest a few levels; Python's own recursion stays far away
 
 
 def checkpoint_prefix(zf):
