@@ -6,6 +6,7 @@ from . import functional, init, tensor_methods, utils
 from .module import Module
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _layers
+from .parallel.data_parallel import DataParallel
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "utils", "Module", "Parameter"] + _layers
+__all__ = ["functional", "init", "utils", "Module", "Parameter", "DataParallel"] + _layers

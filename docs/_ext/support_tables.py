@@ -14,7 +14,9 @@ Three tables, written as Markdown into ``docs/_generated/`` and included by
 - coverage of PyTorch's public names by family (``torch``, ``Tensor``,
   ``nn.functional``, ``nn``, ``optim``, ``optim.lr_scheduler``), counted against
   ``_data/pytorch_<version>_names.json`` (written by ``_data/list_pytorch_names.py``
-  from an installed PyTorch), with the names still missing.
+  from an installed PyTorch), with the names still missing; a name arraykit
+  deliberately does not provide is listed with its reason
+  (``_data/pytorch_not_provided.csv``: family, name, reason) instead of as missing.
 """
 
 from __future__ import annotations
@@ -110,26 +112,44 @@ COVERAGE = (  # family of pytorch_<version>_names.json, where arraykit keeps it,
 )
 
 
-def coverage_table(ak, names):
+def coverage_table(ak, names, reasons=None):
     """Markdown: for each PyTorch family, how many of its public names arraykit has,
+    how many it deliberately does not provide (``reasons``: ``{(family, name): reason}``),
     and the names still missing."""
     import importlib
 
+    reasons = reasons or {}
     lines = [f"Counted against PyTorch {names['torch_version']}'s public names.\n",
-             "| PyTorch | names | in arraykit | share |", "|---|---|---|---|"]
-    missing_lists = []
+             "| PyTorch | names | in arraykit | share | not provided, with a reason |", "|---|---|---|---|---|"]
+    missing_lists, reason_lists = [], []
     for family, where, spelling in COVERAGE:
         module, _, attr = where.partition(".Tensor")
         home = importlib.import_module(module)
         home = getattr(home, "Tensor") if where.endswith(".Tensor") else home
         lookup = inspect.getattr_static if where.endswith(".Tensor") else getattr
         wanted = names[family]
-        missing = [n for n in wanted if lookup(home, n, None) is None]
-        have = len(wanted) - len(missing)
-        lines.append(f"| `{family}` | {len(wanted)} | {have} | {have / len(wanted):.0%} |")
+        absent = [n for n in wanted if lookup(home, n, None) is None]
+        declined = [n for n in absent if (family, n) in reasons]
+        missing = [n for n in absent if (family, n) not in reasons]
+        for n in wanted:
+            if (family, n) in reasons and n not in absent:
+                logger.warning("pytorch_not_provided.csv gives a reason for %s, which arraykit has",
+                               spelling.format(n))
+        have = len(wanted) - len(absent)
+        lines.append(f"| `{family}` | {len(wanted)} | {have} | {have / len(wanted):.0%} | {len(declined)} |")
         missing_lists.append(f"**`{family}`**, missing ({len(missing)}): "
                              + (", ".join(spelling.format(n) for n in missing) or "none"))
-    return "\n".join(lines) + "\n\n" + "\n\n".join(missing_lists) + "\n"
+        reason_lists.extend(f"| {spelling.format(n)} | {reasons[family, n]} |" for n in declined)
+    text = "\n".join(lines) + "\n\n" + "\n\n".join(missing_lists) + "\n"
+    if reason_lists:
+        text += ("\nNot provided, and why:\n\n| PyTorch | reason |\n|---|---|\n"
+                 + "\n".join(reason_lists) + "\n")
+    return text
+
+
+def not_provided(path):
+    """``{(family, name): reason}`` from ``pytorch_not_provided.csv``."""
+    return {(r["family"], r["name"]): r["reason"] for r in _rows(path)}
 
 
 def _write(path, text):
@@ -152,7 +172,8 @@ def write_tables(app):
     import json
 
     listed = sorted(data.glob("pytorch_*_names.json"))[-1]
-    _write(out / "pytorch_coverage.md", coverage_table(ak, json.loads(listed.read_text())))
+    _write(out / "pytorch_coverage.md", coverage_table(ak, json.loads(listed.read_text()),
+                                                       not_provided(data / "pytorch_not_provided.csv")))
     for kind in ("method", "functional"):
         _write(out / f"pytorch_{kind}_table.md", pytorch_table(ak, torch_rows, kind, torch_names))
 

@@ -11,10 +11,11 @@ one kernel (see :mod:`arraykit.nn.attention_kernels`). A family module is named 
 that no function of the namespace shadows it (``dropouts``, ``dense``).
 """
 
-from . import activation, attention, conv, dense, distance, dropouts, folding, loss, normalization, padding, pixelshuffle, pooling, sparse, upsampling
+from . import activation, attention, conv, ctc, dense, distance, dropouts, folding, loss, normalization, padding, pixelshuffle, pooling, sparse, upsampling
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .ctc import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .dropouts import *  # noqa: F401,F403
@@ -27,5 +28,5 @@ from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
-_FAMILIES = (activation, attention, conv, dense, distance, dropouts, loss, normalization, sparse, padding, pooling, upsampling, folding, pixelshuffle)
+_FAMILIES = (activation, attention, conv, ctc, dense, distance, dropouts, loss, normalization, sparse, padding, pooling, upsampling, folding, pixelshuffle)
 __all__ = [name for family in _FAMILIES for name in family.__all__]

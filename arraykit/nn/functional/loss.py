@@ -36,12 +36,14 @@ __all__ = [
     "margin_ranking_loss",
     "mse_loss",
     "multi_margin_loss",
+    "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
     "nll_loss",
     "poisson_nll_loss",
     "smooth_l1_loss",
     "soft_margin_loss",
     "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
@@ -758,3 +760,59 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _check_class_indices(target.reshape(-1), x.shape[-1], None, name)
     operands = (x, target) if weight is None else (x, target, weight.to(x.dtype))
     return _pointwise(_multi_margin_rows, operands, (int(p), float(margin)), reduction)
+
+
+def _multilabel_margin_rows(x, target):
+    """Per sample: ``sum_j sum_{i not a target} max(0, 1 - x[y_j] + x[i]) / C`` over the
+    targets ``y_j`` before the first ``-1``."""
+    classes = x.shape[-1]
+    valid = jnp.cumprod(target != -1, axis=-1).astype(bool)
+    safe = jnp.where(valid, target, 0)
+    is_target = jnp.any(valid[..., :, None] & (safe[..., :, None] == jnp.arange(classes)), axis=-2)
+    picked = jnp.take_along_axis(x, safe, axis=-1)
+    hinge = jnp.maximum(0, 1 - picked[..., :, None] + x[..., None, :])
+    hinge = jnp.where(valid[..., :, None] & ~is_target[..., None, :], hinge, jnp.zeros((), x.dtype))
+    return jnp.sum(hinge, axis=(-2, -1)) / classes
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-class multi-label hinge loss of ``input`` (C) or (N, C) against ``target`` of
+    the same shape holding class indices, ended by the first ``-1``, as
+    ``torch.nn.functional.multilabel_margin_loss``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    name = "multilabel_margin_loss"
+    x = _floating(input, name)
+    target = require_tensor(target, name)
+    if target.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{name}: target must be an integer tensor, got {target.dtype}")
+    if x.ndim not in (1, 2) or target.shape != x.shape:
+        raise ValueError(f"{name}: expected input of 1 or 2 dimensions and a target of its shape, got "
+                         f"{tuple(x.shape)} and {tuple(target.shape)}")
+    if x.size and not is_traced(target):
+        _check_indices(target, x.shape[-1], -1, lambda bad: IndexError(
+            f"{name}: target {bad} is out of bounds for {x.shape[-1]} classes"))
+    return _pointwise(_multilabel_margin_rows, (x, target), (), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the given
+    ``distance_function`` (default :func:`pairwise_distance`); ``swap`` uses
+    ``min(d(a, n), d(p, n))`` as the negative distance, as
+    ``torch.nn.functional.triplet_margin_with_distance_loss``."""
+    reduction = _reduction(reduction)
+    name = "triplet_margin_with_distance_loss"
+    if margin <= 0:
+        raise ValueError(f"{name}: expected margin to be greater than 0, got {margin} instead")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"{name}: the anchor, positive and negative tensors are expected to have the "
+                           f"same number of dimensions, got {anchor.ndim}, {positive.ndim} and {negative.ndim}")
+    distance = D.pairwise_distance if distance_function is None else distance_function
+    to_positive = distance(anchor, positive)
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = to_negative.minimum(distance(positive, negative))
+    loss = (to_positive - to_negative + margin).clamp(min=0)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()

@@ -1,4 +1,5 @@
-"""``pixel_shuffle`` and ``pixel_unshuffle``: channels to space and back (a reshape,
+"""``pixel_shuffle`` and ``pixel_unshuffle``: channels to space and back; ``channel_shuffle``
+(channels regrouped) (a reshape,
 a permutation and a reshape, so autograd follows the views)."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ import operator
 
 from ...tensors.tensor_type import require_tensor
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["channel_shuffle", "pixel_shuffle", "pixel_unshuffle"]
 
 
 def _factor(x, factor, op, name):
@@ -51,3 +52,18 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """The channels (dimension 1) of (N, C, *) split into ``groups`` and interleaved:
+    ``(N, g, C/g, *) -> (N, C/g, g, *)``, as ``torch.nn.functional.channel_shuffle``."""
+    x = require_tensor(input, "channel_shuffle")
+    groups = operator.index(groups)
+    if x.ndim < 3:
+        raise ValueError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                         f"{x.ndim} dimension(s)")
+    if groups <= 0 or x.shape[1] % groups:
+        raise ValueError(f"channel_shuffle: the number of channels {x.shape[1]} must be divisible by "
+                         f"groups, a positive int (got {groups})")
+    n, c, *rest = x.shape
+    return x.reshape((n, groups, c // groups, *rest)).swapaxes(1, 2).reshape(x.shape)

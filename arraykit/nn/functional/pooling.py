@@ -1,4 +1,5 @@
-"""Pooling: max, average and adaptive pooling over 1 to 3 spatial dimensions.
+"""Pooling: max, average, adaptive, power-average and fractional max pooling over 1 to
+3 spatial dimensions, and max unpooling (the inverse of max pooling with its indices).
 
 Average pooling is a ``lax.reduce_window`` sum divided by PyTorch's window counts.
 Max pooling picks, per window, the element PyTorch's scan picks (the first maximum
@@ -19,11 +20,17 @@ import numpy as np
 from ...kernels.launch import apply
 from ...tensors.tensor_type import require_tensor
 from ._windows import _batched, _ntuple, _pool_out
+from .arguments import _check_indices
 
 __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d",
+    "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
+    "assert_int_or_pair",
 ]
 
 
@@ -341,3 +348,217 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling ``(sum x^p)^(1/p)`` over windows of (N, C, H, W), as
     ``torch.nn.functional.lp_pool2d``."""
     return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over windows of (N, C, D, H, W), as
+    ``torch.nn.functional.lp_pool3d``."""
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool1d` returning ``(values, indices)``, as
+    ``torch.nn.functional.max_pool1d_with_indices``."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool2d` returning ``(values, indices)``, as
+    ``torch.nn.functional.max_pool2d_with_indices``."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool3d` returning ``(values, indices)``, as
+    ``torch.nn.functional.max_pool3d_with_indices``."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool1d` returning ``(values, indices)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool2d` returning ``(values, indices)``."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Adaptive 3-D max pooling to ``output_size``, as
+    ``torch.nn.functional.adaptive_max_pool3d``; indices are flat per (D, H, W) volume."""
+    values, index = _adaptive("adaptive_max_pool3d", 3, _adaptive_max_body, input, output_size, True)
+    return (values, index) if return_indices else values
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool3d` returning ``(values, indices)``."""
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def _unpool_body(x, index, out):
+    n, c = x.shape[:2]
+    plane = jnp.zeros((n, c, math.prod(out)), x.dtype)
+    rows = jnp.arange(n)[:, None, None]
+    channels = jnp.arange(c)[None, :, None]
+    plane = plane.at[rows, channels, index.reshape(n, c, -1)].set(x.reshape(n, c, -1))
+    return plane.reshape((n, c) + tuple(out))
+
+
+def _max_unpool(op, nd, input, indices, kernel_size, stride, padding, output_size):
+    x, unbatched = _batched(require_tensor(input, op), nd, op)
+    index, _ = _batched(require_tensor(indices, op), nd, op, "indices")
+    if index.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{op}: indices must be an integer tensor, got {index.dtype}")
+    if index.shape != x.shape:
+        raise ValueError(f"{op}: expected indices of the input's shape {tuple(x.shape)}, got {tuple(index.shape)}")
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None or stride == [] else _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel))
+    if output_size is None:
+        out = default
+    else:
+        out = tuple(output_size)[-nd:]
+        if len(tuple(output_size)) not in (nd, nd + 1, nd + 2):
+            raise ValueError(f"{op}: output_size must have {nd} elements (or {nd + 2} with N and C), "
+                             f"got {tuple(output_size)}")
+        for o, d, s in zip(out, default, stride):
+            if not d - s < o < d + s:
+                raise ValueError(f"{op}: invalid output_size {out}: each size must lie strictly between "
+                                 f"{tuple(a - b for a, b in zip(default, stride))} and "
+                                 f"{tuple(a + b for a, b in zip(default, stride))}")
+    size = math.prod(out)
+    if index.size:
+        _check_indices(index, size, None, lambda bad: RuntimeError(
+            f"{op}: found an invalid max index {bad} (the output planes have {size} elements, "
+            f"output size {tuple(out)})"))
+    result = apply(_unpool_body, (x, index), (tuple(out),))
+    return result.squeeze(0) if unbatched else result
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of :func:`max_pool1d`: each value written at its index of a zeroed
+    output of length ``(L - 1) stride - 2 padding + kernel_size`` (or ``output_size``),
+    as ``torch.nn.functional.max_unpool1d``."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of :func:`max_pool2d` (indices flat per plane), as
+    ``torch.nn.functional.max_unpool2d``."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of :func:`max_pool3d` (indices flat per volume), as
+    ``torch.nn.functional.max_unpool3d``."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional_starts(sample, n, k, o):
+    """PyTorch's pseudo-random window starts along one axis from ``sample`` in [0, 1)
+    (any leading shape): ``floor((i + u) a) - floor(u a)`` with ``a = (n - k) / (o - 1)``,
+    the last window ending at the input's end."""
+    i = jnp.arange(o, dtype=sample.dtype)
+    if o == 1:
+        return jnp.full(sample.shape + (1,), n - k, jnp.int32)
+    alpha = jnp.asarray((n - k) / (o - 1), sample.dtype)
+    u = sample[..., None]
+    starts = (jnp.floor((i + u) * alpha) - jnp.floor(u * alpha)).astype(jnp.int32)
+    return jnp.where(jnp.arange(o) == o - 1, n - k, starts)
+
+
+def _fractional_body(x, samples, kernel, out):
+    n, c, *sizes = x.shape
+    nd = len(sizes)
+    # PyTorch's samples: (W, H) for 2-D planes, (T, H, W) for 3-D volumes
+    order = (1, 0) if nd == 2 else tuple(range(nd))
+    flat = jnp.zeros((n, c) + (1,) * (2 * nd), jnp.int32)
+    for a, (size, k, o) in enumerate(zip(sizes, kernel, out)):
+        starts = _fractional_starts(samples[:, :, order[a]].astype(x.dtype), size, k, o)
+        positions = starts[..., None] + jnp.arange(k)  # (N, C, o, k)
+        shape = [n, c] + [1] * (2 * nd)
+        shape[2 + a], shape[2 + nd + a] = o, k
+        flat = flat * size + positions.reshape(shape)
+    windows = jnp.take_along_axis(x.reshape(n, c, -1), flat.reshape(n, c, -1), -1)
+    windows = windows.reshape(flat.shape[:2 + nd] + (-1,))
+    index = _pick(windows, flat.reshape(windows.shape), np.ones((windows.shape[-1],), bool))
+    return _gather_plane(x, index), index
+
+
+def _fractional(op, nd, input, kernel_size, output_size, output_ratio, random_samples, generator=None):
+    x, unbatched = _batched(require_tensor(input, op), nd, op)
+    if x.dtype.kind != "float":
+        raise TypeError(f"{op}: expected a real floating-point tensor, got {x.dtype}")
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+        ratio = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        out = tuple(int(n * r) for n, r in zip(x.shape[2:], ratio))
+    else:
+        out = _ntuple(output_size, nd, "output_size", op)
+    for n, k, o in zip(x.shape[2:], kernel, out):
+        if o + k - 1 > n or o < 1:
+            raise ValueError(f"{op}: output_size {out} plus kernel_size {kernel} minus 1 exceeds the input's "
+                             f"spatial size {tuple(x.shape[2:])} (or an output size is below 1)")
+    if random_samples is None:
+        from ...random import rand
+
+        random_samples = rand(x.shape[0], x.shape[1], nd, dtype=x.dtype, device=x.device, generator=generator)
+    elif unbatched and random_samples.ndim == 2:
+        random_samples = random_samples.unsqueeze(0)
+    if tuple(random_samples.shape) != (x.shape[0], x.shape[1], nd):
+        raise ValueError(f"{op}: _random_samples must have shape {(x.shape[0], x.shape[1], nd)}, "
+                         f"got {tuple(random_samples.shape)}")
+    values, index = apply(_fractional_body, (x, random_samples), (kernel, out), multiple=True)
+    if unbatched:
+        values, index = values.squeeze(0), index.squeeze(0)
+    return values, index
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None, *, generator=None):
+    """Fractional max pooling (Graham, 2014) of (N, C, H, W) or (C, H, W) to
+    ``output_size`` (or ``output_ratio`` of the input's size), with windows of
+    ``kernel_size`` at pseudo-random starts drawn from ``_random_samples`` (N, C, 2) in
+    [0, 1) (drawn from ``generator`` when not given), as
+    ``torch.nn.functional.fractional_max_pool2d``; indices flat per plane."""
+    values, index = _fractional("fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio,
+                                _random_samples, generator)
+    return (values, index) if return_indices else values
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=True, _random_samples=None, *, generator=None):
+    """:func:`fractional_max_pool2d` returning ``(values, indices)``."""
+    return _fractional("fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio,
+                       _random_samples, generator)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None, *, generator=None):
+    """Fractional max pooling of (N, C, D, H, W) or (C, D, H, W), as
+    ``torch.nn.functional.fractional_max_pool3d`` (``_random_samples`` (N, C, 3));
+    indices flat per volume."""
+    values, index = _fractional("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio,
+                                _random_samples, generator)
+    return (values, index) if return_indices else values
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=True, _random_samples=None, *, generator=None):
+    """:func:`fractional_max_pool3d` returning ``(values, indices)``."""
+    return _fractional("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio,
+                       _random_samples, generator)
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """Raise ``AssertionError(message.format(arg_name))`` unless ``arg`` is an int or has
+    two elements (PyTorch's check of pooling sizes)."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))

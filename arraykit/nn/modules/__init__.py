@@ -11,6 +11,7 @@ from . import (
     dropout,
     flatten,
     fold,
+    lazy,
     linear,
     loss,
     normalization,

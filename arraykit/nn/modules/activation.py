@@ -30,6 +30,7 @@ __all__ = [
     "SiLU",
     "Sigmoid",
     "Softmax",
+    "Softmax2d",
     "Softmin",
     "Softplus",
     "Softshrink",
@@ -381,3 +382,14 @@ class RReLU(Module):
     def extra_repr(self):
         """``lower=..., upper=...`` (and ``inplace=True``)."""
         return _with_inplace(f"lower={self.lower}, upper={self.upper}", self.inplace)
+
+
+class Softmax2d(Module):
+    """``softmax`` over the channels of (N, C, H, W) or (C, H, W) inputs, as
+    ``torch.nn.Softmax2d``."""
+
+    def forward(self, input):
+        """``F.softmax(input, dim=-3)``."""
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input of 3 or 4 dimensions, got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)

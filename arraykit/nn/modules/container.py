@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import operator
+import warnings
 
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _position(idx, n):
@@ -265,3 +266,15 @@ class ParameterDict(Module):
     def extra_repr(self):
         """One line per parameter: ``(key): Parameter containing: [dtype of size ...]``."""
         return "\n".join(f"({k}): {_describe(p)}" for k, p in self._parameters.items())
+
+
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container``: a :class:`Module` whose keyword arguments
+    become its submodules (it warns, as PyTorch's does)."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.", DeprecationWarning, stacklevel=2)
+        for name, module in kwargs.items():
+            self.add_module(name, module)

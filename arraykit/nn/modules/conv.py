@@ -12,8 +12,10 @@ from ..functional._windows import _ntuple
 from ..module import Module
 from ..parameter import Parameter
 from .allocation import _empty
+from .lazy import LazyModuleMixin
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -208,3 +210,47 @@ class ConvTranspose3d(_ConvTranspose):
 
     _DIMS = 3
     FUNCTION = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConv(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is read from its first input (dimension 1, or
+    0 unbatched): ``LazyConvNd(out_channels, kernel_size, ...)``."""
+
+    def _input_size(self, input):
+        return input.shape[0 if input.ndim == self.cls_to_become._DIMS + 1 else 1]
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """:class:`Conv1d` with ``in_channels`` from the first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """:class:`Conv2d` with ``in_channels`` from the first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """:class:`Conv3d` with ``in_channels`` from the first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConv, ConvTranspose1d):
+    """:class:`ConvTranspose1d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConv, ConvTranspose2d):
+    """:class:`ConvTranspose2d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConv, ConvTranspose3d):
+    """:class:`ConvTranspose3d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose3d

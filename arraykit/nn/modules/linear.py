@@ -1,4 +1,4 @@
-"""``Linear``: ``y = x @ W.T + b``."""
+"""``Linear``: ``y = x @ W.T + b``; ``Bilinear``: ``y = x1ᵀ A x2 + b``; ``LazyLinear``."""
 
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 from .allocation import _empty
+from .lazy import LazyModuleMixin
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
 
 
 class Linear(Module):
@@ -52,3 +53,43 @@ class Identity(Module):
     def forward(self, input):
         """``input`` itself."""
         return input
+
+
+class Bilinear(Module):
+    """``y = x1ᵀ A x2 + b``; weight (out, in1, in2) and bias uniform in ``±1/√in1``, as
+    ``torch.nn.Bilinear``."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty((out_features, in1_features, in2_features), device, dtype))
+        self.bias = Parameter(_empty((out_features,), device, dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the weight and bias again (PyTorch's default initialisation)."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        """``F.bilinear(input1, input2, weight, bias)``."""
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        """``in1_features=..., in2_features=..., out_features=..., bias=...``."""
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A :class:`Linear` whose ``in_features`` is the last dimension of its first input:
+    ``LazyLinear(out_features, bias=True)``."""
+
+    cls_to_become = Linear
+
+    def _input_size(self, input):
+        return input.shape[-1]

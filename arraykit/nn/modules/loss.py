@@ -12,6 +12,7 @@ from ..module import Module
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
     "GaussianNLLLoss",
@@ -21,13 +22,16 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
+    "NLLLoss2d",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -283,3 +287,47 @@ class GaussianNLLLoss(_Loss):
         """The Gaussian negative log-likelihood."""
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                    reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """:class:`NLLLoss` under its old name (PyTorch keeps it as a deprecated subclass)."""
+
+
+class MultiLabelMarginLoss(_Loss):
+    """``F.multilabel_margin_loss`` with a fixed reduction."""
+
+    def forward(self, input, target):
+        """The multi-label hinge loss."""
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``F.triplet_margin_with_distance_loss`` with fixed options."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        """The triplet loss under this module's distance."""
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """``F.ctc_loss`` with fixed ``blank``, reduction and ``zero_infinity``."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        """The CTC loss."""
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

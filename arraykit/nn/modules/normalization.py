@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 
 from ...api import creation as C
+from ...api.statistical import cumulative_sum
 from ...autograd.mode import no_grad
 from ...core import dtypes as D
 from .. import functional as F
@@ -21,8 +22,11 @@ from ..functional.normalization import _batch_norm
 from ..module import Module
 from ..parameter import Parameter
 from .allocation import _empty
+from .lazy import LazyModuleMixin
 
 __all__ = [
+    "CrossMapLRN2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "InstanceNorm1d",
     "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "RMSNorm", "LocalResponseNorm",
 ]
@@ -331,3 +335,67 @@ class LocalResponseNorm(Module):
     def extra_repr(self):
         """``size, alpha=..., beta=..., k=...``."""
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """PyTorch's legacy cross-channel normalization of (N, C, H, W) inputs
+    (``torch.nn.CrossMapLRN2d``): ``x / (k + alpha/size · s_c)^beta``, with PyTorch's
+    running window sum ``s_c`` of squares: channels ``0 .. c + p - 1`` less channels
+    ``1 .. c - p``, where ``p = (size - 1) // 2 + 1`` (channel 0 is never dropped, as in
+    PyTorch's recurrence)."""
+
+    def forward(self, input):
+        """The normalised ``input``."""
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        channels = input.shape[1]
+        reach = (self.size - 1) // 2 + 1
+        sums = cumulative_sum(input * input, axis=1)
+        last = [min(c + reach - 1, channels - 1) for c in range(channels)]
+        dropped = [max(c - reach, 0) for c in range(channels)]
+        scale = sums[:, last] - (sums[:, dropped] - sums[:, [0] * channels])
+        return input * (scale * (self.alpha / self.size) + self.k) ** (-self.beta)
+
+
+class _LazyNorm(LazyModuleMixin):
+    """A batch or instance norm whose ``num_features`` is read from its first input."""
+
+    def _input_size(self, input):
+        unbatched = issubclass(self.cls_to_become, _InstanceNorm) and input.ndim == self._input_dims[0]
+        return input.shape[0 if unbatched else 1]
+
+
+class LazyBatchNorm1d(_LazyNorm, BatchNorm1d):
+    """:class:`BatchNorm1d` with ``num_features`` from the first input."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
+    """:class:`BatchNorm2d` with ``num_features`` from the first input."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
+    """:class:`BatchNorm3d` with ``num_features`` from the first input."""
+
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNorm, InstanceNorm1d):
+    """:class:`InstanceNorm1d` with ``num_features`` from the first input."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNorm, InstanceNorm2d):
+    """:class:`InstanceNorm2d` with ``num_features`` from the first input."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNorm, InstanceNorm3d):
+    """:class:`InstanceNorm3d` with ``num_features`` from the first input."""
+
+    cls_to_become = InstanceNorm3d

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
@@ -39,3 +39,19 @@ class PixelUnshuffle(Module):
     def extra_repr(self):
         """``downscale_factor=...``."""
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """``F.channel_shuffle`` with a fixed number of ``groups``, as ``torch.nn.ChannelShuffle``."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        """The channels of ``input`` shuffled across ``groups``."""
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        """``groups=...``."""
+        return f"groups={self.groups}"

@@ -10,7 +10,8 @@ from ..module import Module
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d",
+    "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
 
 
@@ -209,3 +210,88 @@ class LPPool2d(_LPPoolNd):
     """2-D power-average pooling, as ``torch.nn.LPPool2d``."""
 
     FUNCTION = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """3-D power-average pooling, as ``torch.nn.LPPool3d``."""
+
+    FUNCTION = staticmethod(F.lp_pool3d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Adaptive 3-D max pooling, as ``torch.nn.AdaptiveMaxPool3d``."""
+
+    FUNCTION = staticmethod(F.adaptive_max_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    FUNCTION = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input, indices, output_size=None):
+        """Each value of ``input`` written at its index of a zeroed output."""
+        return type(self).FUNCTION(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        """``kernel_size=..., stride=..., padding=...``."""
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of :class:`MaxPool1d` given its indices, as ``torch.nn.MaxUnpool1d``."""
+
+    FUNCTION = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of :class:`MaxPool2d` given its indices, as ``torch.nn.MaxUnpool2d``."""
+
+    FUNCTION = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The inverse of :class:`MaxPool3d` given its indices, as ``torch.nn.MaxUnpool3d``."""
+
+    FUNCTION = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    FUNCTION = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        ratios = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,)
+        if output_ratio is not None and not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        self.kernel_size = kernel_size
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, input):
+        """Fractional max pooling (and the indices, if asked for)."""
+        return type(self).FUNCTION(input, self.kernel_size, self.output_size, self.output_ratio,
+                                   self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling, as ``torch.nn.FractionalMaxPool2d``."""
+
+    FUNCTION = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling, as ``torch.nn.FractionalMaxPool3d``."""
+
+    FUNCTION = staticmethod(F.fractional_max_pool3d)
