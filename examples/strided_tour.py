@@ -145,30 +145,35 @@ check("row (a view) sees all three writes", row.tolist() == [101.0, 101.0, -1.0,
 check("col2 (another view) sees them too", col2.tolist() == [2.0, -1.0, 10.0])
 
 # ---------------------------------------------------------------------------
-heading("8. Exports are snapshots: np.asarray / DLPack keep the values as of the export")
-z = ak.zeros((2, 3))
-ptr = z.data_ptr()
-snap = np.asarray(z)             # zero-copy, read-only view of the current buffer
+heading("8. NumPy shares a CPU tensor's memory, as in PyTorch; DLPack exports are snapshots")
+z = ak.zeros((2, 3), device="cpu")
+shared = np.asarray(z)           # as PyTorch: a writable view of the tensor's memory
+check("np.asarray(t) of a CPU tensor is writable and starts at t.data_ptr()",
+      shared.flags.writeable and shared.ctypes.data == z.data_ptr())
 z[0, 0] = 42.0
-check("the NumPy export is not changed by the later write", snap[0, 0] == 0.0)
-check("the NumPy export is read-only", not snap.flags.writeable)
-check("that write could not donate the exported buffer: it copied (new data_ptr)",
-      z.data_ptr() != ptr)
+check("a later write through the tensor is seen by the NumPy array", shared[0, 0] == 42.0)
+shared[1, 2] = 7.0
+check("a write through the NumPy array is seen by the tensor", z[1, 2].item() == 7.0)
+check("t.numpy() and np.asarray(t.T) are views of the same memory",
+      np.shares_memory(z.numpy(), shared) and np.shares_memory(np.asarray(z.T), shared)
+      and np.asarray(z.T).strides == (4, 12))
 ptr = z.data_ptr()
 z[0, 1] = 43.0
-check("the next write donates again (data_ptr unchanged)", z.data_ptr() == ptr)
-w = ak.arange(6, dtype=ak.float32).reshape(2, 3)
+check("writes go on in place (data_ptr unchanged)", z.data_ptr() == ptr and shared[0, 1] == 43.0)
+snapshot = np.array(z)           # np.array(t), t.tolist(), t.numpy().copy(): copies that keep their values
+z[0, 0] = 0.0
+check("np.array(t) is a copy: it keeps the values of when it was taken", snapshot[0, 0] == 42.0)
+w = ak.arange(6, dtype=ak.float32, device="cpu").reshape(2, 3)
 ptr = w.data_ptr()
-dl = np.from_dlpack(w.T)         # DLPack: zero-copy, keeps the strides
+dl = np.from_dlpack(w.T)         # DLPack: zero-copy, keeps the strides, read-only
 check("np.from_dlpack(w.T) points into w's storage with w.T's strides (in bytes)",
-      dl.ctypes.data == ptr and dl.strides == (4, 12))
+      dl.ctypes.data == ptr and dl.strides == (4, 12) and not dl.flags.writeable)
 w[0, 1] = -1.0
-check("and it is a snapshot too: the write copied, the export kept the old value",
-      dl[1, 0] == 1.0 and w.data_ptr() != ptr)
-print(f"  snapshot taken before the writes: {snap.tolist()}")
-print(f"  z now:                            {z.tolist()}")
-print("  (tolist(), np.array(t) and printing copy the values out and keep nothing; t.numpy()")
-print("   shares the memory instead, as in PyTorch: see docs/pytorch.md.)")
+check("a DLPack export is a snapshot (where PyTorch's is a live view): the write copied, "
+      "the export kept the old value", dl[1, 0] == 1.0 and w.data_ptr() != ptr)
+print(f"  shared NumPy view now: {shared.tolist()}")
+print(f"  copy taken before:     {snapshot.tolist()}")
+print("  (see docs/pytorch.md, 'NumPy shares memory both ways', and docs/memory_model.md.)")
 
 # ---------------------------------------------------------------------------
 heading("9. view() versus reshape()")

@@ -248,3 +248,16 @@ def test_arraykit_einops_without_einops_says_what_is_missing():
                          check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "arraykit.einops needs the einops package: pip install einops (or arraykit[einops])"
+
+
+def test_public_names_have_docstrings():
+    """The API reference (docs/_ext/api_pages.py) is generated from these."""
+    import arraykit.einops as ak_einops
+
+    for namespace in (ak_einops, layers):
+        for name in namespace.__all__:
+            obj = getattr(namespace, name)
+            assert (obj.__doc__ or "").strip(), name
+            for member, value in vars(obj).items() if isinstance(obj, type) else ():
+                if not member.startswith("_") and callable(value):
+                    assert (value.__doc__ or "").strip(), f"{name}.{member}"

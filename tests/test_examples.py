@@ -33,13 +33,54 @@ def test_train_digits_learns(mode):
         assert "jit (2 compilations)" in out
 
 
-def test_train_cnn_learns_at_a_tiny_size():
+@pytest.fixture(scope="module")
+def cnn_jit_output():
+    """The ResNet example, jitted, at width 8 for 2 epochs (run once for this module)."""
+    return _run("train_cnn.py", "--epochs", "2", "--width", "8")
+
+
+def _cnn_losses(out):
+    return [float(v) for v in re.findall(r"mean loss ([0-9.]+)", out)]
+
+
+def test_train_cnn_learns_at_a_tiny_size(cnn_jit_output):
     """The ResNet example (BatchNorm, in-place ReLU, pooling), jitted, at width 8."""
-    out = _run("train_cnn.py", "--epochs", "2", "--width", "8")
-    losses = [float(v) for v in re.findall(r"mean loss ([0-9.]+)", out)]
+    out = cnn_jit_output
+    losses = _cnn_losses(out)
     assert len(losses) == 2 and losses[1] < losses[0] < 2.5, out
     assert "jit (2 compilations)" in out
     assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) > 0.5, out
+
+
+@pytest.mark.slow
+def test_train_cnn_eager_runs_the_same_loop(cnn_jit_output):
+    """``--eager`` runs the same steps without ``arraykit.jit``: the first epoch's mean
+    loss is the jitted run's (the run is deterministic)."""
+    out = _run("train_cnn.py", "--epochs", "1", "--width", "8", "--eager")
+    assert "eager: 22 steps" in out, out
+    np.testing.assert_allclose(_cnn_losses(out), _cnn_losses(cnn_jit_output)[:1], rtol=1e-3)
+
+
+def test_optax_digits_learns():
+    """The digits MLP as a JAX pytree, updated by optax inside ``jax.jit``."""
+    out = _run("optax_digits.py", "--epochs", "3")
+    loss = float(re.search(r"epoch 3: loss ([0-9.]+)", out).group(1))
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)", out).group(1))
+    assert loss < 0.6 and accuracy >= 0.88, out
+
+
+def test_strided_tour_holds_every_claim():
+    """The tour checks each claim it prints and exits with an error at the first false
+    one; section 8 says what PyTorch does: ``t.numpy()`` and ``np.asarray(t)`` share a
+    CPU tensor's memory (writes on either side seen by the other)."""
+    out = _run("strided_tour.py")
+    assert "[FAILED]" not in out and out.rstrip().endswith("Tour finished."), out[-3000:]
+    for section in range(1, 12):
+        assert f"\n{section}. " in out, f"section {section} missing"
+    claims = re.findall(r"\[ok\] (.*)", out)
+    assert len(claims) >= 40, claims
+    assert "a later write through the tensor is seen by the NumPy array" in claims
+    assert "a write through the NumPy array is seen by the tensor" in claims
 
 
 def test_resume_continues_with_the_same_losses(tmp_path):
@@ -58,6 +99,8 @@ def test_train_gpt_tiny_learns(tmp_path):
     assert len(losses) == 20
     assert np.mean(losses[-5:]) < np.mean(losses[:5]) - 0.5, losses  # from ~5.5 nats
     assert "unigram baseline" in out and "final validation" in out, out
+    # the learning rate changes every step (warm-up, cosine) without recompiling
+    assert "after 20 steps; 2 compilations of the training step" in out, out
 
 
 @pytest.mark.slow

@@ -1,12 +1,12 @@
 """einops on arraykit: the backend that lets ``einops.rearrange``, ``reduce``,
 ``repeat``, ``einsum``, ``pack`` and ``unpack`` take tensors
 (:mod:`arraykit.einops.backend`), and einops' layers ``Rearrange``, ``Reduce`` and
-``EinMix`` as :class:`arraykit.nn.Module` s (:mod:`arraykit.einops.layers`, the
-counterpart of ``einops.layers.torch``).
+``EinMix`` as modules (:class:`arraykit.nn.Module`) in :mod:`arraykit.einops.layers`,
+the counterpart of ``einops.layers.torch``.
 
 einops is optional (``pip install arraykit[einops]``): ``import arraykit`` imports
-this package only where einops is installed; importing it without einops raises
-``ImportError`` saying so.
+this package, layers included, only where einops is installed; importing it without
+einops raises ``ImportError`` saying so.
 """
 
 try:
@@ -16,7 +16,7 @@ except ImportError as e:
         "arraykit.einops needs the einops package: pip install einops (or arraykit[einops])"
     ) from e
 
-from . import backend
+from . import backend, layers
 from .backend import ArraykitBackend
 
-__all__ = ["ArraykitBackend", "backend"]
+__all__ = ["ArraykitBackend", "backend", "layers"]

@@ -1,5 +1,5 @@
-"""einops' layers as :class:`arraykit.nn.Module` s: ``Rearrange``, ``Reduce`` and
-``EinMix``, the counterparts of ``einops.layers.torch``'s.
+"""einops' layers as modules (:class:`arraykit.nn.Module`): ``Rearrange``, ``Reduce``
+and ``EinMix``, the counterparts of ``einops.layers.torch``'s.
 
 A model file's ``from einops.layers.torch import Rearrange`` becomes ``from
 arraykit.einops.layers import Rearrange``. The layers are built as einops builds its

@@ -94,6 +94,9 @@ SUBNAMESPACES = [
     ("backends", "arraykit.backends", "PyTorch's ``torch.backends`` flags."),
     ("distributed", "arraykit.distributed", "Process groups, collectives and global tensors."),
     ("utils_data", "arraykit.utils.data", "Datasets, samplers and the DataLoader."),
+    ("einops", "arraykit.einops", "einops on tensors: the backend einops finds (needs einops)."),
+    ("einops_layers", "arraykit.einops.layers",
+     "einops' layers as modules, the counterparts of ``einops.layers.torch``'s (needs einops)."),
 ]
 
 
