@@ -20,7 +20,7 @@ from .api import (
     constants, creation, device_memory, dtype_functions, elementwise, fft, gather_scatter,
     indexing, info, linalg, manipulation, matrix_products, searching, set_functions, sorting,
     statistical, tensor_methods, torch_creation, torch_indexing, torch_pointwise,
-    torch_products, torch_reductions, torch_shapes, utility, versions,
+    torch_aliases, torch_products, torch_reductions, torch_shapes, utility, versions,
 )
 from .api.constants import *  # noqa: F401,F403
 from .api.creation import *  # noqa: F401,F403
@@ -38,6 +38,7 @@ from .api.set_functions import *  # noqa: F401,F403
 from .api.sorting import *  # noqa: F401,F403
 from .api.statistical import *  # noqa: F401,F403
 from .api.utility import *  # noqa: F401,F403
+from .api.torch_aliases import *  # noqa: F401,F403
 from .api.torch_creation import *  # noqa: F401,F403
 from .api.torch_indexing import *  # noqa: F401,F403
 from .api.torch_pointwise import *  # noqa: F401,F403
@@ -116,6 +117,7 @@ __all__ = (
     + statistical.__all__
     + utility.__all__
     + _TORCH
+    + torch_aliases.__all__
     + torch_creation.__all__
     + torch_indexing.__all__
     + torch_pointwise.__all__
