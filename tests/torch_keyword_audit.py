@@ -6,7 +6,10 @@ method that ``torch.Tensor`` also has, PyTorch's parameter names are collected f
 docstring (one per overload of a builtin: ``sum(input, dim, keepdim=False, *,
 dtype=None) -> Tensor``) and ``torch.overrides.get_testing_overrides()``; arraykit's
 from ``inspect.signature``. A gap is one of :data:`KEYWORDS` that PyTorch takes and
-arraykit does not. Run it as a script from the repository root to print the table:
+arraykit does not. It also compares positional forms (:func:`positional_gaps`): every positional
+parameter list of PyTorch's signature lines (``stack(tensors, dim=0, *, out=None)``:
+``tensors, dim``) must fit arraykit's positional parameters, so ``stack(ts, 1)`` binds.
+Run it as a script from the repository root to print both tables:
 
     PYTHONPATH=. python tests/torch_keyword_audit.py
 """
@@ -115,8 +118,79 @@ def gaps():
     return missing, unchecked
 
 
+# Positional forms PyTorch's docstrings print but PyTorch refuses (checked in
+# tests/test_torch_positional.py): keyword-only there, or no CPU kernel (out_dtype).
+TORCH_REFUSES_POSITIONALLY = {
+    "Tensor.sum": "dtype", "Tensor.prod": "dtype", "Tensor.round": "decimals",
+    "Tensor.cpu": "memory_format", "Tensor.cuda": "memory_format", "full_like": "dtype",
+    "randint_like": "generator", "mm": "out_dtype", "bmm": "out_dtype", "addmm": "out_dtype",
+    "baddbmm": "out_dtype",
+}
+
+
+def torch_positional(name, fn, method=False):
+    """PyTorch's positional parameter lists of ``fn``, one per signature line of its
+    docstring (the ``.. function::`` lines included), or its testing override's when it
+    has none (without ``out``); for a method, without the tensor itself."""
+    forms = []
+    pattern = rf"^\s*(?:\.\. function:: )?{re.escape(name)}\((.*)\)\s*->"
+    for params in re.findall(pattern, getattr(fn, "__doc__", None) or "", flags=re.M):
+        names = []
+        for part in params.split(","):
+            part = part.strip()
+            if part.startswith("*"):
+                break
+            part = part.split("=")[0].split(":")[0].strip()
+            if part.isidentifier():
+                names.append(part)
+        forms.append(names)
+    override = None if method else _OVERRIDES.get(fn)
+    if not forms and override is not None:
+        params = inspect.signature(override).parameters.values()
+        forms.append([p.name for p in params if p.name != "out" and p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    if method:
+        forms = [f[1:] if f[:1] in (["input"], ["self"]) else f for f in forms]
+    return forms
+
+
+def arraykit_positional(fn, method=False):
+    """How many positional arguments arraykit's ``fn`` binds (None: any number, or no
+    signature); for a method, without ``self``."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    count = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    return count - 1 if method and params and params[0].name == "self" else count
+
+
+def positional_gaps():
+    """``{"name" or "Tensor.name": torch's positional parameters}`` where PyTorch binds
+    more positional arguments than arraykit does (``stack(tensors, dim)`` against a
+    keyword-only ``axis``), less :data:`TORCH_REFUSES_POSITIONALLY`."""
+    missing = {}
+    for prefix, pairs in (("", shared_functions()), ("Tensor.", shared_methods())):
+        for name, theirs, ours in pairs:
+            count = arraykit_positional(ours, method=bool(prefix))
+            if count is None:
+                continue
+            for form in torch_positional(name, theirs, method=bool(prefix)):
+                extra = form[count:]
+                if extra and extra[0] != TORCH_REFUSES_POSITIONALLY.get(prefix + name):
+                    missing[prefix + name] = form
+                    break
+    return missing
+
+
 if __name__ == "__main__":
     missing, unchecked = gaps()
     for name, lacking in missing.items():
         print(f"{name:32} {', '.join(lacking)}")
     print(f"\n{len(missing)} with gaps; {len(unchecked)} take **kwargs: {', '.join(unchecked)}")
+    positional = positional_gaps()
+    for name, form in positional.items():
+        print(f"{name:32} torch binds ({', '.join(form)}) positionally")
+    print(f"\n{len(positional)} with positional gaps")

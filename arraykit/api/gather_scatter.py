@@ -398,7 +398,7 @@ def put_into(x, index, source, accumulate):
         return apply_inplace(_put, x, (index, source), (bool(accumulate),))
 
 
-def put(x=None, /, index=None, source=None, *, accumulate=False, input=None):  # noqa: A002
+def put(x=None, /, index=None, source=None, accumulate=False, *, input=None):  # noqa: A002
     """A copy of ``x`` with ``source`` stored (``accumulate``: added) at the flat
     positions ``index`` (int64; C order over ``x``'s shape, negative from the end)."""
     if input is not None:  # PyTorch's keyword

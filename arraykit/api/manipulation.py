@@ -110,8 +110,12 @@ def _sequence(arrays, fname):
     return tuple(arrays), dtype
 
 
-def _joined_torch_style(join, name, arrays, axis, dim, out):
-    """``join(arrays, axis=)`` (``concat``, ``stack``) with PyTorch's ``dim=`` and ``out=``."""
+def _joined_torch_style(join, name, arrays, tensors, axis, dim, out):
+    """``join(arrays, axis=)`` (``concat``, ``stack``) with PyTorch's ``tensors=``,
+    ``dim`` and ``out=``."""
+    arrays = T.pick(name, "arrays", arrays, "tensors", tensors)
+    if arrays is None:
+        raise TypeError(f"{name}() missing its sequence of tensors (arrays, or tensors=)")
     axis = T.pick(name, "axis", axis, "dim", dim, 0)
     result = join(arrays, axis=axis)
     return result if out is None else T.into(name, result, out)
@@ -170,7 +174,7 @@ def expand_dims(x, /, axis):
     return x._view(L.Layout(shape, strides, lay.offset))
 
 
-def flip(x=None, /, *, axis=None, input=None, dims=None):  # noqa: A002 (PyTorch's name)
+def flip(x=None, /, dims=None, *, axis=None, input=None):  # noqa: A002 (PyTorch's name)
     """A view of ``x`` reversed along ``axis`` (all axes by default): negative strides.
     PyTorch's ``input=`` and ``dims=`` are accepted."""
     if input is not None or dims is not None:
@@ -281,11 +285,12 @@ def _concat(*args):
     return jnp.concatenate([x.astype(dtype) for x in xs], axis=axis)
 
 
-def concat(arrays, /, *, axis=0, dim=None, out=None):
+def concat(arrays=None, /, dim=None, *, axis=0, out=None, tensors=None):
     """Join ``arrays`` along an existing ``axis`` (flattened first when ``axis`` is None);
-    PyTorch's ``dim=`` and ``out=`` are accepted."""
-    if dim is not None or out is not None:
-        return _joined_torch_style(concat, "concat", arrays, axis, dim, out)
+    PyTorch's ``tensors=``, ``dim`` (also positional: ``concat(ts, 1)``) and ``out=`` are
+    accepted."""
+    if dim is not None or out is not None or tensors is not None:
+        return _joined_torch_style(concat, "concat", arrays, tensors, axis, dim, out)
     arrays, dtype = _sequence(arrays, "concat")
     if axis is not None:
         shapes = [a.shape for a in arrays]
@@ -313,11 +318,11 @@ def _stack(*args):
     return jnp.stack([x.astype(dtype) for x in xs], axis=axis)
 
 
-def stack(arrays, /, *, axis=0, dim=None, out=None):
-    """Join equally shaped ``arrays`` along a new ``axis``; PyTorch's ``dim=`` and
-    ``out=`` are accepted."""
-    if dim is not None or out is not None:
-        return _joined_torch_style(stack, "stack", arrays, axis, dim, out)
+def stack(arrays=None, /, dim=None, *, axis=0, out=None, tensors=None):
+    """Join equally shaped ``arrays`` along a new ``axis``; PyTorch's ``tensors=``,
+    ``dim`` (also positional: ``stack(ts, 1)``) and ``out=`` are accepted."""
+    if dim is not None or out is not None or tensors is not None:
+        return _joined_torch_style(stack, "stack", arrays, tensors, axis, dim, out)
     arrays, dtype = _sequence(arrays, "stack")
     shape = arrays[0].shape
     for a in arrays[1:]:
@@ -408,7 +413,7 @@ def _roll(x, *args):
     return x
 
 
-def roll(x=None, /, shift=None, *, axis=None, input=None, shifts=None, dims=None):  # noqa: A002
+def roll(x=None, /, shift=None, dims=None, *, axis=None, input=None, shifts=None):  # noqa: A002
     """``x`` with elements shifted cyclically by ``shift`` along ``axis`` (flattened if None).
 
     Shifts are passed to the kernel as values, so a new shift does not recompile.

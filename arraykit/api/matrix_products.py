@@ -114,7 +114,7 @@ def _axis_list(axes, ndim, which):
     return (L.normalize_dim(axes, ndim, f"axis of {which}"),)
 
 
-def tensordot(x1, x2, /, *, axes=2, dims=None, out=None):
+def tensordot(x1, x2, /, dims=None, *, axes=2, out=None):
     """Contract the given axes of ``x1`` and ``x2`` (an int ``N``: last N of x1 with first
     N of x2); PyTorch's ``dims=`` (for ``axes``) and ``out=`` are accepted."""
     if dims is not None or out is not None:

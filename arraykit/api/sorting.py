@@ -48,8 +48,8 @@ def _prepare(x, axis, descending, stable, name):
     return (axis, bool(descending), bool(stable))
 
 
-def sort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None, input=None,  # noqa: A002
-         out=None):
+def sort(x=None, /, dim=None, descending=False, *, axis=-1, stable=True,  # noqa: A002
+         input=None, out=None):
     """A sorted copy of ``x`` along ``axis``.
 
     With PyTorch's keywords (``dim=``, ``input=``, ``out=``), PyTorch's result: a
@@ -62,7 +62,7 @@ def sort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None, input=N
     return apply(_sort, (x,), _prepare(x, axis, descending, stable, "sort"))
 
 
-def argsort(x=None, /, *, axis=-1, descending=False, stable=True, dim=None,  # noqa: A002
+def argsort(x=None, /, dim=None, descending=False, *, axis=-1, stable=True,  # noqa: A002
             input=None):
     """Indices that sort ``x`` along ``axis`` (default index dtype); PyTorch's ``dim=``
     and ``input=`` are accepted."""

@@ -178,8 +178,8 @@ def _accumulating_reduction(name, body, doc):
     """The reduction ``name`` (``sum``, ``prod``) computed by the kernel ``body``; narrow
     integers accumulate in 64 bits unless ``dtype=`` says otherwise."""
 
-    def reduce(x=None, /, *, axis=None, dtype=None, keepdims=False,
-        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    def reduce(x=None, /, dim=None, keepdim=None, *, axis=None, dtype=None, keepdims=False,
+        input=None, out=None,  # noqa: A002 (PyTorch's names)
     ):
         if dim is not None or keepdim is not None or input is not None or out is not None:
             return T.reduction(reduce, name, x, input, axis, keepdims, dim, keepdim, out,
@@ -206,8 +206,8 @@ prod = _accumulating_reduction(
 def _ordered_reduction(name, body, doc):
     """The reduction ``name`` (``max``, ``min``) computed by the kernel ``body``."""
 
-    def reduce(x=None, /, *, axis=None, keepdims=False,
-        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    def reduce(x=None, /, dim=None, keepdim=None, *, axis=None, keepdims=False,
+        input=None, out=None,  # noqa: A002 (PyTorch's names)
     ):
         if dim is not None or keepdim is not None or input is not None or out is not None:
             return _torch_extreme(reduce, name, x, input, axis, keepdims, dim, keepdim, out)
@@ -238,8 +238,8 @@ def _float_dtypes(x, name):
     return x._dtype, x._dtype
 
 
-def mean(x=None, /, *, axis=None, keepdims=False, dtype=None,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+def mean(x=None, /, dim=None, keepdim=None, *, axis=None, keepdims=False, dtype=None,
+    input=None, out=None,  # noqa: A002 (PyTorch's names)
 ):
     """Arithmetic mean over ``axis`` (NaN over zero elements).
 
@@ -294,8 +294,8 @@ def _moment(x, axis, correction, keepdims, root, name):
 def _moment_reduction(name, root, doc):
     """The reduction ``name``: the variance, or with ``root`` its square root (``std``)."""
 
-    def reduce(x=None, /, *, axis=None, correction=None, keepdims=False,
-        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    def reduce(x=None, /, dim=None, *, axis=None, correction=None, keepdims=False,
+        keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
     ):
         if dim is not None or keepdim is not None or input is not None or out is not None:
             return T.reduction(reduce, name, x, input, axis, keepdims, dim, keepdim, out,

@@ -106,10 +106,15 @@ def as_strided(input, size, stride, storage_offset=None):  # noqa: A002
     return require_tensor(input, "as_strided").as_strided(size, stride, storage_offset)
 
 
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     """Views of ``tensor`` along ``dim``: pieces of ``split_size`` (the last shorter) or of
-    the listed sizes (which must sum to the dimension's size)."""
+    the listed sizes (which must sum to the dimension's size). ``split_size=`` is the
+    method's name of the sizes (``x.split(split_size=[2, 3])``), as in PyTorch."""
     x = require_tensor(tensor, "split")
+    split_size_or_sections = T.pick("split", "split_size_or_sections", split_size_or_sections,
+                                    "split_size", split_size)
+    if split_size_or_sections is None:
+        raise TypeError("split() missing the sizes (split_size_or_sections, or split_size=)")
     dim = L.normalize_dim(dim, x.ndim, "dim")
     size = x.shape[dim]
     if isinstance(split_size_or_sections, (int, np.integer)):

@@ -52,8 +52,8 @@ def _truth_reduction(name, body, doc):
     """The reduction ``name`` (``all``, ``any``) of truth values computed by the kernel
     ``body``, documented by ``doc``."""
 
-    def reduce(x=None, /, *, axis=None, keepdims=False,
-        dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+    def reduce(x=None, /, dim=None, keepdim=None, *, axis=None, keepdims=False,
+        input=None, out=None,  # noqa: A002 (PyTorch's names)
     ):
         if dim is not None or keepdim is not None or input is not None or out is not None:
             return T.reduction(reduce, name, x, input, axis, keepdims, dim, keepdim, out)
