@@ -115,8 +115,8 @@ def _arg_reduce(body, x, axis, keepdims, name):
     return apply(body, (x,), (axis, bool(keepdims)))
 
 
-def argmax(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+def argmax(x=None, /, dim=None, keepdim=None, *, axis=None, keepdims=False,
+    input=None, out=None,  # noqa: A002 (PyTorch's names)
 ):
     """Index of the first maximum along ``axis`` (of the flattened tensor by default)."""
     if dim is not None or keepdim is not None or input is not None or out is not None:
@@ -124,8 +124,8 @@ def argmax(x=None, /, *, axis=None, keepdims=False,
     return _arg_reduce(_argmax, x, axis, keepdims, "argmax")
 
 
-def argmin(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+def argmin(x=None, /, dim=None, keepdim=None, *, axis=None, keepdims=False,
+    input=None, out=None,  # noqa: A002 (PyTorch's names)
 ):
     """Index of the first minimum along ``axis`` (of the flattened tensor by default)."""
     if dim is not None or keepdim is not None or input is not None or out is not None:
@@ -133,8 +133,8 @@ def argmin(x=None, /, *, axis=None, keepdims=False,
     return _arg_reduce(_argmin, x, axis, keepdims, "argmin")
 
 
-def count_nonzero(x=None, /, *, axis=None, keepdims=False,
-    dim=None, keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
+def count_nonzero(x=None, /, dim=None, *, axis=None, keepdims=False,
+    keepdim=None, input=None, out=None,  # noqa: A002 (PyTorch's names)
 ):
     """Number of non-zero (for bool: true) elements over ``axis``."""
     if dim is not None or keepdim is not None or input is not None or out is not None:
