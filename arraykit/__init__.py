@@ -19,6 +19,7 @@ from .nn import parallel as _parallel  # noqa: F401 (arraykit.nn.parallel, as to
 from .api import (
     constants, creation, device_memory, dtype_functions, elementwise, fft, gather_scatter,
     indexing, info, linalg, manipulation, matrix_products, searching, set_functions, sorting,
+    sparse_coo,
     statistical, tensor_methods, torch_creation, torch_indexing, torch_pointwise,
     torch_aliases, torch_products, torch_reductions, torch_shapes, utility, versions,
 )
