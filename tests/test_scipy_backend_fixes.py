@@ -363,3 +363,117 @@ def test_float32_overflow_is_quiet_inf_like_pytorch():
         y[0] = 1e300
         assert y[0].item() == np.inf
         assert ak.asarray(1e300j, dtype=ak.complex64).item().imag == np.inf
+
+
+# ---------------------------------------------------------------------- issue 36: SciPy's failures
+
+
+@pytest.mark.parametrize("divisor", ["python", "0-d", "row", "column"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_division_by_a_broadcast_divisor_is_correctly_rounded(divisor, dtype):
+    """XLA turns ``a / broadcast(b)`` into ``a * (1 / b)`` (two roundings): ``x / 6``
+    differed from NumPy's and PyTorch's in the last bit (SciPy's cumulative_simpson)."""
+    rng = np.random.default_rng(0)
+    a = rng.random((5, 6, 7)).astype(dtype)
+    b = {"python": 6.0, "0-d": np.asarray(6.0, dtype), "row": rng.random(7).astype(dtype) + 1,
+         "column": rng.random((5, 1, 1)).astype(dtype) + 1}[divisor]
+    x = ak.asarray(a)
+    y = b if divisor == "python" else ak.asarray(b)
+    expected = (torch.from_numpy(a) / (b if divisor == "python" else torch.from_numpy(b))).numpy()
+    np.testing.assert_array_equal(expected, a / b)
+    np.testing.assert_array_equal((x / y).numpy(), expected)
+    z = ak.asarray(a)
+    z /= y
+    np.testing.assert_array_equal(z.numpy(), expected)
+
+
+def test_where_of_two_python_scalars_like_pytorch():
+    """SciPy's nsum calls ``xp.where(x == 0, 0.5, 1)``; the dtype is PyTorch's."""
+    c, tc = ak.asarray([True, False, True]), torch.tensor([True, False, True])
+    for x1, x2 in [(0.5, 1), (1, 2), (True, 2), (True, False), (1j, 2), (2, 0.5)]:
+        got, want = ak.where(c, x1, x2), torch.where(tc, x1, x2)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        assert got.tolist() == want.tolist()
+    with pytest.raises(TypeError, match="expects an arraykit Tensor"):
+        ak.where(True, 0.5, 1)
+
+
+def test_real_and_imag_attributes_like_pytorch():
+    """``x.real`` of a real tensor is ``x`` (SciPy's RBFInterpolator); of a complex CPU
+    tensor a view that writes through, as PyTorch's; ``x.imag`` of a real one raises."""
+    t, tt = ak.ones(3, device="cpu"), torch.ones(3)
+    assert t.real is t and tt.real is tt
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        t.imag
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        tt.imag
+    z = np.array([[1 + 2j, 3 - 4j], [5 + 6j, -7 - 8j]])
+    c, tc = ak.asarray(z, device="cpu"), torch.from_numpy(z.copy())
+    for x in (c, tc):
+        np.testing.assert_array_equal(x.real.numpy(), z.real)
+        np.testing.assert_array_equal(x.T.imag.numpy(), z.T.imag)
+        x.real[0, 1] = 10.0
+        x.T.imag[0, 1] *= 2
+    np.testing.assert_array_equal(c.numpy(), tc.numpy())
+    assert c.numpy()[0, 1] == 10 - 4j and c.numpy()[1, 0] == 5 + 12j
+
+
+def test_real_of_a_complex_tensor_that_requires_grad_is_differentiable():
+    """Under autograd ``x.real`` is a new tensor in the graph (not a view through NumPy)."""
+    z = ak.asarray([1 + 2j, 3 - 1j], dtype=ak.complex128, requires_grad=True)
+    zt = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex128, requires_grad=True)
+    for x in (z, zt):
+        (x.real * 2).sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), zt.grad.numpy())
+
+
+def test_solve_of_a_singular_matrix_raises_like_pytorch():
+    """SciPy's RBFInterpolator relies on ``solve`` raising for a singular system."""
+    from tests.device_checks import raises_checked
+
+    a = [[2.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]  # a zero column
+    with pytest.raises(torch.linalg.LinAlgError):
+        torch.linalg.solve(torch.tensor(a), torch.ones(3))
+    for catch in (ak.linalg.LinAlgError, np.linalg.LinAlgError, RuntimeError):
+        with raises_checked(catch, match="singular"):
+            ak.linalg.solve(ak.asarray(a), ak.ones(3))
+    batch = ak.stack([ak.eye(3), ak.asarray(a)])
+    with raises_checked(ak.linalg.LinAlgError, match="singular"):
+        ak.linalg.solve(batch, ak.ones((2, 3, 1)))
+    ok = ak.linalg.solve(ak.asarray([[2.0, 1.0], [1.0, 3.0]]), ak.asarray([1.0, 2.0]))
+    np.testing.assert_allclose(ok.numpy(), np.linalg.solve([[2.0, 1.0], [1.0, 3.0]], [1.0, 2.0]),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 5, -1, -2, -3, 99, 0, 0.5, 2.5, 1j])
+def test_complex_integer_powers_by_repeated_multiplication(exponent):
+    """``(b j) ** 2`` is exactly real (SciPy's cheby2/ellip band-stop zeros): integer
+    powers of complex values multiply, as NumPy and PyTorch do, not ``exp(n log z)``."""
+    z = np.array([0.2 + 0j, 0.7j, -3.3j, 0.5 + 0.5j, 1e-3j, 1.5 - 2j, 2097.75j])
+    got = (ak.asarray(z) ** exponent).numpy()
+    want = z ** exponent
+    if isinstance(exponent, int) and abs(exponent) <= 5:
+        np.testing.assert_array_equal(got, want)
+    elif isinstance(exponent, int):  # NumPy's order of products, up to the last bit
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    if exponent in (2, 3, -1):
+        np.testing.assert_array_equal(got, (torch.from_numpy(z) ** exponent).numpy())
+
+
+def test_complex_integer_power_gradient_is_finite():
+    """Squares that the exponent does not need are not taken (1e200 ** 64 would
+    overflow in a discarded branch and make the gradient NaN)."""
+    z = ak.asarray([1e200 + 0j, 0.5 + 0.5j], dtype=ak.complex128, requires_grad=True)
+    zt = torch.tensor([1e200 + 0j, 0.5 + 0.5j], dtype=torch.complex128, requires_grad=True)
+    for x in (z, zt):
+        (x ** 1).real.sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), zt.grad.numpy())
+
+
+def test_asarray_of_an_unsupported_object_names_it():
+    with pytest.raises(TypeError, match=r"Unsupported input for asarray\(\): 'a duck' of type str"):
+        ak.asarray("a duck")
+    with pytest.raises(TypeError, match="of type object"):
+        ak.asarray(object())

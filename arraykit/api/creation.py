@@ -764,7 +764,12 @@ def _asarray(obj, dtype, device, copy):
     if hasattr(obj, "__array__"):
         arr = np.asarray(obj, copy=False) if copy is False else np.asarray(obj)
         return _from_host(arr, dtype, device, copy)
-    raise TypeError(f"asarray: cannot convert an object of type {type(obj).__name__} to a tensor")
+    shown = repr(obj)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise TypeError(
+        f"Unsupported input for asarray(): {shown} of type {type(obj).__name__} (a tensor, "
+        "an array, a buffer, a Python scalar or a nested sequence of them converts)"
+    )
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False):

@@ -5,8 +5,11 @@ read straight through their layouts (strided and broadcast views need no copy).
 Functions that the standard defines for floating-point inputs raise ``TypeError``
 for bool and integer tensors. Like JAX (and unlike NumPy) nothing checks on the
 host whether a matrix is singular or positive definite, so a kernel never waits
-for its result: ``inv``/``solve`` of a singular matrix and ``cholesky`` of a
-matrix that is not positive definite give ``inf``/``nan`` values.
+for its result: ``inv`` of a singular matrix and ``cholesky`` of a matrix that is
+not positive definite give ``inf``/``nan`` values. ``solve`` is the exception,
+as in PyTorch (and SciPy's code relies on it): an exactly singular matrix (a zero
+pivot of its LU factorization) raises :class:`LinAlgError`, checked like an index
+(at once on the CPU, at the next host read where a device defers its checks).
 ``diagonal`` and ``matrix_transpose`` are views.
 """
 
@@ -17,8 +20,10 @@ import operator
 from typing import NamedTuple
 
 import jax.numpy as jnp
+from jax import lax
 import numpy as np
 
+from ..core import deferred_checks
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
@@ -32,7 +37,7 @@ from .matrix_products import (
 from .naming import named
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "LinAlgError", "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
     "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
     "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
     "vector_norm",
@@ -221,6 +226,12 @@ def _solve(a, b, batch, vector, dtype):
         return jnp.linalg.solve(a, b)[..., 0]
     b = jnp.broadcast_to(b.astype(dtype), batch + b.shape[-2:])
     return jnp.linalg.solve(a, b)
+
+
+def _singular(a, dtype):
+    """Whether any of the square matrices ``a`` has a zero pivot in its LU factors."""
+    lu = lax.linalg.lu(a.astype(dtype))[0]
+    return jnp.any(jnp.diagonal(lu, axis1=-2, axis2=-1) == 0)
 
 
 def _svd(x, full_matrices):
@@ -429,7 +440,25 @@ def solve(x1, x2, /):
                 f"broadcast ({err})"
             ) from None
     dtype = D.promote(x1._dtype, x2._dtype)
-    return apply(_solve, (x1, x2), (batch, vector, dtype.np))
+    result = apply(_solve, (x1, x2), (batch, vector, dtype.np))
+    if x1.size:
+        singular = apply(_singular, (x1,), (dtype.np,))
+        deferred_checks.check(x1._storage.device, singular._storage.buffer, _singular_error)
+    return result
+
+
+def _singular_error(singular):
+    if singular:
+        return LinAlgError(
+            "linalg.solve: The solver failed because the input matrix is singular."
+        )
+    return None
+
+
+class LinAlgError(np.linalg.LinAlgError, RuntimeError):
+    """A linear-algebra function met a matrix it cannot handle (a singular matrix in
+    :func:`solve`). Both NumPy's ``numpy.linalg.LinAlgError`` and ``RuntimeError``
+    (PyTorch's ``torch.linalg.LinAlgError`` is one) catch it."""
 
 
 def svd(x, /, *, full_matrices=True):

@@ -16,18 +16,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels import bodies as B
 from ..kernels import ordering as O
 from ..kernels.launch import apply
 from ..kernels.size_buckets import bucket  # kernels with data-dependent sizes compile per bucket
-from ..tensors.operands import promote
+from ..tensors.operands import promote, scalar
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
 from . import host_results
 from ..core import deferred_checks
 from .statistical import _axes, _check_nonempty, _check_ordered
+
+_PYTHON_SCALARS = frozenset((bool, int, float, complex))
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -177,8 +180,10 @@ def nonzero(x=None, /, *, as_tuple=None, input=None, out=None):  # noqa: A002
 def where(condition, x1=None, x2=None, /, input=None, other=None, out=None):  # noqa: A002
     """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast).
 
-    ``x1`` and ``x2`` may be Python scalars (not both); the result dtype follows the
-    standard's promotion rules. A non-boolean ``condition`` is tested for non-zero.
+    ``x1`` and ``x2`` may be Python scalars; the result dtype follows the standard's
+    promotion rules. Two Python scalars (which the standard leaves out) give PyTorch's
+    result: the default dtype of the higher kind (``where(c, 0.5, 1)`` is of the
+    default float dtype, ``where(c, 1, 2)`` int64). A non-boolean ``condition`` is tested for non-zero.
     ``where(condition)`` alone is NumPy's spelling of :func:`nonzero`. PyTorch's
     ``input=``, ``other=`` (for ``x1``, ``x2``) and ``out=`` are read only when given.
     """
@@ -192,7 +197,11 @@ def where(condition, x1=None, x2=None, /, input=None, other=None, out=None):  # 
         return nonzero(condition)
     if x1 is None or x2 is None:
         raise TypeError("where() takes either 1 or 3 arguments (condition[, x1, x2])")
-    a, b, dtype = promote(x1, x2)
+    if type(x1) in _PYTHON_SCALARS and type(x2) in _PYTHON_SCALARS:  # PyTorch's extension
+        dtype = D.promote_scalar(D.as_dtype(type(x1)), x2)
+        a, b = scalar(dtype, x1), scalar(dtype, x2)
+    else:
+        a, b, dtype = promote(x1, x2)
     for t in (a, b):
         if isinstance(t, Tensor) and t._storage.device is not condition._storage.device:
             check_same_device(condition.device, t.device, "where")

@@ -39,7 +39,7 @@ import jax
 from ..autograd.mode import is_grad_enabled
 from ..core import dtypes as D
 from ..core import layout as L
-from ..core.devices import Placement, as_device
+from ..core.devices import Placement, as_device, one_cpu
 from ..kernels.launch import apply
 from ..tensors.operands import check_writable_dtype
 from ..tensors.tensor_type import (
@@ -694,3 +694,40 @@ _attach("unique", _unique, "``x.unique(sorted=True, return_inverse=False, return
 for _name in ("addcmul", "addcdiv"):
     _inplace_twin(_name)
 del _name
+
+
+# ----------------------------------------------------------------------------- real, imag
+
+
+def _complex_part(self, index):
+    """The real (``index`` 0) or imaginary (1) part of a complex tensor: on one CPU
+    outside a trace and autograd a view sharing its memory, as PyTorch's; elsewhere
+    (where a view with another dtype is impossible, see ``Tensor.view``, or would
+    leave the graph) a new tensor."""
+    st = self._storage
+    if (one_cpu(st.device) and not isinstance(st._buffer, jax.core.Tracer)
+            and not (self.requires_grad and is_grad_enabled())):
+        return self.unsqueeze(-1).view(D.real_dtype(self._dtype))[..., index]
+    return E.real(self) if index == 0 else E.imag(self)
+
+
+def _real(self):
+    if self._dtype.kind != "complex":
+        return self
+    return _complex_part(self, 0)
+
+
+def _imag(self):
+    if self._dtype.kind != "complex":
+        raise RuntimeError(
+            f"imag is not implemented for tensors with non-complex dtypes (got {self._dtype})"
+        )
+    return _complex_part(self, 1)
+
+
+_attach_property("real", _real, """``x.real`` (PyTorch's): ``x`` itself for a real tensor;
+for a complex tensor its real part, on the CPU a view sharing ``x``'s memory (writes
+reach ``x``), on other devices a new tensor (:func:`arraykit.real`).""")
+_attach_property("imag", _imag, """``x.imag`` (PyTorch's): the imaginary part of a complex
+tensor, on the CPU a view sharing ``x``'s memory, on other devices a new tensor
+(:func:`arraykit.imag`); RuntimeError for a real tensor, as in PyTorch.""")

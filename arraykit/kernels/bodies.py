@@ -156,7 +156,14 @@ def multiply(a, b, dtype):
 
 @elementwise
 def divide(a, b, dtype):
-    return jnp.true_divide(a.astype(dtype), b.astype(dtype))
+    a, b = a.astype(dtype), b.astype(dtype)
+    shape = jnp.broadcast_shapes(a.shape, b.shape)
+    if b.shape != shape:
+        # XLA rewrites ``a / broadcast(b)`` as ``a * broadcast(1 / b)``, which rounds
+        # twice (``x / 6`` differs from NumPy's and PyTorch's in the last bit); a
+        # divisor broadcast behind a barrier keeps the correctly rounded quotient.
+        b = lax.optimization_barrier(jnp.broadcast_to(b, shape))
+    return jnp.true_divide(a, b)
 
 
 @elementwise
@@ -277,6 +284,29 @@ def _float_remainder(a, b):
     return jnp.where((b == 0) | ~_finite(a), _NAN, mod)
 
 
+_INTEGER_POWER_BITS = 7  # exponents below 2**7 in magnitude: NumPy's |n| < 100 and more
+
+
+def _small_integer(br, bi):
+    """Where the complex exponent ``br + bi j`` is an integer of magnitude below 100."""
+    return (bi == 0) & (br == jnp.round(br)) & (jnp.abs(br) < 100)
+
+
+def _integer_power(a, br):
+    """``a ** n`` for the integers ``n`` in ``br`` (|n| < 2**7) by repeated squaring,
+    as NumPy and PyTorch compute complex integer powers: ``(2j) ** 2`` is exactly
+    ``-4+0j``, where ``exp(2 log(2j))`` leaves a rounding error in the real part.
+    The base is squared only while a higher bit of ``n`` needs it (no overflow into
+    a branch ``where`` discards, whose gradient would be NaN)."""
+    n = jnp.where(jnp.abs(br) < 2 ** _INTEGER_POWER_BITS, br, 0).astype(jnp.int32)
+    m = jnp.abs(n)
+    power, base = jnp.ones_like(a), a
+    for bit in range(_INTEGER_POWER_BITS):
+        power = jnp.where((m >> bit) & 1 == 1, power * base, power)
+        base = jnp.where(m >> (bit + 1) > 0, base * base, base)
+    return jnp.where(n < 0, 1 / power, power)
+
+
 @elementwise
 def pow(a, b, dtype):  # noqa: A001 (the array API name)
     a, b = _cast(a, b, dtype)
@@ -290,10 +320,11 @@ def pow(a, b, dtype):  # noqa: A001 (the array API name)
     if not _is_complex(a):
         return DV.pow(a, b)
     out = jnp.power(a, b)
-    re, im = _parts(out)
     b_zero = b == 0
     a_zero = a == 0
     br, bi = _parts(b)
+    out = jnp.where(_small_integer(br, bi) & ~a_zero, _integer_power(a, br), out)
+    re, im = _parts(out)
     zero_base = a_zero & (br > 0) & (bi == 0)
     re = jnp.where(b_zero, 1, jnp.where(zero_base, 0, re))
     im = jnp.where(b_zero | zero_base, 0, im)
