@@ -2,8 +2,9 @@
 (``Tensor.__array_wrap__``), as they return PyTorch tensors: checked against torch.
 
 conftest.py sets ``SCIPY_ARRAY_API=1``, under which ``scipy.special`` converts
-arraykit tensors itself (through the array API) before its ufuncs see them; SciPy's
-plain path, the one users get by default, runs in a subprocess without it.
+arraykit tensors itself (through the array API, its result on the default device)
+before its ufuncs see them; SciPy's plain path, the one users get by default, where
+its ufuncs meet the tensors, runs in a subprocess without it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 import arraykit as ak
 
 torch = pytest.importorskip("torch")
-special = pytest.importorskip("scipy.special")
+pytest.importorskip("scipy.special")
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(0.5, 3.0, (3, 4)).astype(np.float32)
@@ -47,10 +48,6 @@ CASES = [
     ("matmul", lambda x, e, i: np.matmul(x, x.T)),
     ("exp of 0-d", lambda x, e, i: np.exp(x[0, 0])),
     ("multiply.outer", lambda x, e, i: np.multiply.outer(x[0], x[1])),
-    ("scipy erf", lambda x, e, i: special.erf(x)),
-    ("scipy gammaln", lambda x, e, i: special.gammaln(x)),
-    ("scipy i0", lambda x, e, i: special.i0(x)),
-    ("scipy xlogy", lambda x, e, i: special.xlogy(x, x)),
 ]
 
 
@@ -95,9 +92,9 @@ def test_result_is_a_new_tensor_not_an_alias_of_the_input():
 
 def test_results_take_part_in_arraykit_code():
     x = ak.asarray(X, device="cpu")
-    y = special.erf(x) + ak.ones((3, 4), device="cpu")
+    y = np.tanh(x) + ak.ones((3, 4), device="cpu")
     z = ak.sum(np.exp(x) * y, axis=1)
-    np.testing.assert_allclose(np.asarray(z), (np.exp(X) * (special.erf(X) + 1)).sum(1), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(z), (np.exp(X) * (np.tanh(X) + 1)).sum(1), rtol=1e-5)
 
 
 def test_a_tensor_that_requires_grad_raises_as_in_torch():
@@ -158,9 +155,9 @@ def _accelerators():
 @pytest.mark.skipif(not _accelerators(), reason="needs a GPU")
 def test_a_gpu_tensor_raises_as_torch_cuda_tensors_do():
     x = ak.asarray(X, device=_accelerators()[0])
-    with pytest.raises(TypeError, match=r"exp: NumPy cannot compute on a tensor on .*t\.cpu\(\)"):
+    with pytest.raises(TypeError, match=r"NumPy cannot compute on a tensor on .*t\.cpu\(\)"):
         np.exp(x)
-    with pytest.raises(TypeError, match="erf"):
-        special.erf(x)
+    with pytest.raises(TypeError, match="NumPy cannot compute"):
+        np.sqrt(x[0])
     with pytest.raises(TypeError, match="NumPy cannot compute"):
         np.add(ak.asarray(X, device="cpu"), x)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
+import weakref
 
 import jax
 import numpy as np
@@ -65,6 +67,28 @@ def _covers_its_storage(tensor):
     storage's buffer holds its values as they are, up to a reshape."""
     lay = tensor._layout
     return lay.offset == 0 and lay.numel == tensor._storage.size() and L.is_contiguous(lay)
+
+
+_wrap_refusal = threading.local()  # (weakref to NumPy's result, error type, message)
+
+
+def _numpy_refusal(tensor, context):
+    """(error type, message) where NumPy's result of a ufunc over ``tensor`` (and the
+    tensors in NumPy's ``context``) must not become a tensor, else None: an operand
+    off the host (TypeError, as PyTorch's CUDA tensors) or one that requires grad
+    (RuntimeError: NumPy records no gradient)."""
+    operands_ = [tensor]
+    if context is not None:
+        operands_ += [x for x in context[1] if isinstance(x, Tensor)]
+    name = getattr(context[0], "__name__", "ufunc") if context is not None else "NumPy"
+    for x in operands_:
+        if x._storage.device.platform != "cpu":
+            return TypeError, (f"{name}: NumPy cannot compute on a tensor on {x._storage.device}; "
+                               "copy it to the host first with t.cpu()")
+        if x.requires_grad:
+            return RuntimeError, (f"{name}: NumPy cannot record the gradient of a tensor that "
+                                  "requires grad; use t.detach() first")
+    return None
 
 
 class Tensor:
@@ -275,21 +299,17 @@ class Tensor:
         bool (PyTorch gives uint8). NumPy computes on the host: an operand on another
         device raises ``TypeError`` (PyTorch's CUDA tensors do), and one that requires
         grad raises ``RuntimeError`` (NumPy records no gradient; PyTorch raises too)."""
-        operands_ = [self]
-        if context is not None:
-            operands_ += [x for x in context[1] if isinstance(x, Tensor)]
-        name = getattr(context[0], "__name__", "ufunc") if context is not None else "NumPy"
-        for x in operands_:
-            if x._storage.device.platform != "cpu":
-                raise TypeError(
-                    f"{name}: NumPy cannot compute on a tensor on {x._storage.device}; "
-                    "copy it to the host first with t.cpu()"
-                )
-            if x.requires_grad:
-                raise RuntimeError(
-                    f"{name}: NumPy cannot record the gradient of a tensor that requires "
-                    "grad; use t.detach() first"
-                )
+        refused = getattr(_wrap_refusal, "value", None)
+        if refused is not None and refused[0]() is array:
+            # NumPy retries a wrap that raised TypeError with fewer arguments (for old
+            # signatures): each retry of this result raises the first refusal again
+            if context is None:  # the last retry
+                _wrap_refusal.value = None
+            raise refused[1](refused[2])
+        refusal = _numpy_refusal(self, context)
+        if refusal is not None:
+            _wrap_refusal.value = (weakref.ref(array), *refusal)
+            raise refusal[0](refusal[1])
         array = np.asarray(array)
         dtype = D.from_numpy(array.dtype)
         buf, layout = share_host(array)
