@@ -21,7 +21,8 @@ from .api import (
     indexing, info, linalg, manipulation, matrix_products, searching, set_functions, sorting,
     sparse_coo,
     statistical, tensor_methods, torch_creation, torch_indexing, torch_pointwise,
-    torch_aliases, torch_products, torch_reductions, torch_shapes, utility, versions,
+    torch_aliases, torch_inplace_functions, torch_method_functions, torch_more_methods,
+    torch_more_pointwise, torch_products, torch_reductions, torch_shapes, utility, versions,
 )
 from .api.constants import *  # noqa: F401,F403
 from .api.creation import *  # noqa: F401,F403
@@ -42,6 +43,9 @@ from .api.utility import *  # noqa: F401,F403
 from .api.torch_aliases import *  # noqa: F401,F403
 from .api.torch_creation import *  # noqa: F401,F403
 from .api.torch_indexing import *  # noqa: F401,F403
+from .api.torch_inplace_functions import *  # noqa: F401,F403
+from .api.torch_method_functions import *  # noqa: F401,F403
+from .api.torch_more_pointwise import *  # noqa: F401,F403
 from .api.torch_pointwise import *  # noqa: F401,F403
 from .api.torch_products import *  # noqa: F401,F403
 from .api.torch_reductions import *  # noqa: F401,F403
@@ -60,6 +64,8 @@ from .core.dtypes import (  # PyTorch's names of the same dtypes
     float64 as double, int16 as short, int32 as int, int64 as long,
 )
 from .nn.functional import log_softmax, logsumexp, relu, sigmoid, softmax
+from .nn import torch_functions
+from .nn.torch_functions import *  # noqa: F401,F403
 from .api.autocasting import autocast
 from .core.precision import get_float32_matmul_precision, set_float32_matmul_precision
 from .jit import jit
@@ -121,6 +127,10 @@ __all__ = (
     + torch_aliases.__all__
     + torch_creation.__all__
     + torch_indexing.__all__
+    + torch_inplace_functions.__all__
+    + torch_method_functions.__all__
+    + torch_more_pointwise.__all__
+    + torch_functions.__all__
     + torch_pointwise.__all__
     + torch_products.__all__
     + torch_reductions.__all__

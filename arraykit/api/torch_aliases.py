@@ -5,7 +5,8 @@ one meaning and one docstring.
 ``arccos``/``arcsin``/``arctan``/``arctan2`` and their hyperbolic forms are NumPy's
 spellings PyTorch also accepts; ``absolute``, ``neg``, ``mul``, ``bitwise_not``,
 ``swapdims`` and the comparison names ``eq``/``ne``/``lt``/``le``/``gt``/``ge`` are
-PyTorch's short names of the array API's functions (with the same arguments)."""
+PyTorch's short names of the array API's functions (with the same arguments);
+``fix`` is PyTorch's other name of ``trunc`` and ``ger`` its older name of ``outer``."""
 
 from __future__ import annotations
 
@@ -27,12 +28,14 @@ from .elementwise import (
     multiply,
     negative,
     not_equal,
+    trunc,
 )
+from .torch_products import outer
 from .torch_shapes import swapaxes
 
 __all__ = [
     "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "bitwise_not",
-    "eq", "ge", "gt", "le", "lt", "mul", "ne", "neg", "swapdims",
+    "eq", "fix", "ger", "ge", "gt", "le", "lt", "mul", "ne", "neg", "swapdims",
 ]
 
 absolute = abs
@@ -45,7 +48,9 @@ arctan2 = atan2
 arctanh = atanh
 bitwise_not = bitwise_invert
 eq = equal
+fix = trunc
 ge = greater_equal
+ger = outer
 gt = greater
 le = less_equal
 lt = less

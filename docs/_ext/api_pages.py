@@ -62,6 +62,11 @@ MODULE_PAGES = {
     "torch_reductions": "statistical", "torch_pointwise": "elementwise",
     "torch_creation": "creation", "torch_indexing": "indexing", "versions": "inspection",
     "compiler": "jit", "size": "tensor", "activation": "torch_functions",
+    "torch_more_pointwise": "elementwise", "torch_inplace_functions": "elementwise",
+    "torch_method_functions": "tensor", "torch_functions": "torch_functions",
+    "conv": "torch_functions", "pooling": "torch_functions", "dense": "torch_functions",
+    "pixelshuffle": "torch_functions", "distance": "torch_functions",
+    "normalization": "torch_functions",
 }
 
 # Names that are values, not functions or classes (no docstring of their own).
