@@ -93,8 +93,6 @@ _REFUSED = {
     "Tensor.round": lambda x: x.round(2),
     "Tensor.cpu": lambda x: x.cpu(torch.contiguous_format),
     "Tensor.cuda": lambda x: x.cuda(None, False, torch.contiguous_format),
-    "full_like": lambda x: torch.full_like(x, 1, torch.float64),
-    "randint_like": lambda x: torch.randint_like(x, 0, 3, None),
     "mm": lambda x: torch.mm(x[0], x[0].T, torch.float32),
     "bmm": lambda x: torch.bmm(x, x.transpose(1, 2), torch.float32),
     "addmm": lambda x: torch.addmm(x[0, :, :3], x[0], x[0].T, torch.float32),

@@ -122,22 +122,22 @@ def gaps():
 # tests/test_torch_positional.py): keyword-only there, or no CPU kernel (out_dtype).
 TORCH_REFUSES_POSITIONALLY = {
     "Tensor.sum": "dtype", "Tensor.prod": "dtype", "Tensor.round": "decimals",
-    "Tensor.cpu": "memory_format", "Tensor.cuda": "memory_format", "full_like": "dtype",
-    "randint_like": "generator", "mm": "out_dtype", "bmm": "out_dtype", "addmm": "out_dtype",
-    "baddbmm": "out_dtype",
+    "Tensor.cpu": "memory_format", "Tensor.cuda": "memory_format", "mm": "out_dtype",
+    "bmm": "out_dtype", "addmm": "out_dtype", "baddbmm": "out_dtype",
 }
 
 
 def torch_positional(name, fn, method=False):
     """PyTorch's positional parameter lists of ``fn``, one per signature line of its
     docstring (the ``.. function::`` lines included), or its testing override's when it
-    has none (without ``out``); for a method, without the tensor itself."""
+    has none and is a Python function (without ``out``); for a method, without the
+    tensor itself."""
     forms = []
     pattern = rf"^\s*(?:\.\. function:: )?{re.escape(name)}\((.*)\)\s*->"
     for params in re.findall(pattern, getattr(fn, "__doc__", None) or "", flags=re.M):
         names = []
         for part in params.split(","):
-            part = part.strip()
+            part = part.strip().lstrip("\\")  # docstrings escape the bare star: \*
             if part.startswith("*"):
                 break
             part = part.split("=")[0].split(":")[0].strip()
@@ -145,7 +145,10 @@ def torch_positional(name, fn, method=False):
                 names.append(part)
         forms.append(names)
     override = None if method else _OVERRIDES.get(fn)
-    if not forms and override is not None:
+    # A compiled function's testing override may be its nn.functional twin's
+    # (torch.dropout's lists F.dropout's ``inplace``, which torch.dropout refuses): only
+    # Python functions' overrides are read for positional forms.
+    if not forms and override is not None and not inspect.isbuiltin(fn):
         params = inspect.signature(override).parameters.values()
         forms.append([p.name for p in params if p.name != "out" and p.kind in (
             p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])

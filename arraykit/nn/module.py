@@ -13,6 +13,7 @@ as they take a dict of arrays; the modules they rebuild hold plain tensors.
 from __future__ import annotations
 
 import collections
+import contextvars
 import itertools
 
 import jax
@@ -24,6 +25,42 @@ from ..tensors.tensor_type import Tensor
 from .parameter import Parameter, set_data
 
 __all__ = ["Module"]
+
+_EXTRA_STATE = "_extra_state"  # PyTorch's state_dict key suffix of get_extra_state()
+_PENDING = contextvars.ContextVar("arraykit_pending_state_dict_writes", default=None)
+
+
+def _defer(write):
+    """Run ``write`` now, or at the end of the running ``load_state_dict`` when it checks
+    every entry before writing any."""
+    pending = _PENDING.get()
+    if pending is None:
+        write()
+    else:
+        pending.append(write)
+
+
+def _write(module, name, target, value, assign):
+    """``module``'s parameter or buffer ``name`` (``target``) takes ``value``: copied in
+    place, or with ``assign`` the checkpoint's tensor itself (a parameter stays one)."""
+    def write():
+        with no_grad():
+            if not assign:
+                target.copy_(value)
+            elif name in module._parameters:
+                module._parameters[name] = Parameter(
+                    value if isinstance(value, Tensor) else _as_tensor(value),
+                    requires_grad=target.requires_grad)
+            else:
+                module._buffers[name] = value if isinstance(value, Tensor) else _as_tensor(value)
+
+    _defer(write)
+
+
+def _as_tensor(value):
+    from ..api.creation import asarray
+
+    return asarray(value)
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -241,56 +278,136 @@ class Module:
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """An ordered dict of every parameter and persistent buffer under PyTorch's dotted
-        names (detached tensors sharing the values' storages, unless ``keep_vars``)."""
+        names (detached tensors sharing the values' storages, unless ``keep_vars``).
+
+        Each module adds its own entries with :meth:`_save_to_state_dict`, then its
+        submodules', so a subclass that overrides that hook changes what is saved,
+        as in PyTorch."""
         if destination is None:
             destination = collections.OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination, prefix + name + ".", keep_vars)
+        return destination
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """Put this module's own parameters, persistent buffers and extra state (not its
+        submodules') into ``destination`` under ``prefix`` (PyTorch's hook)."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers:
                 destination[prefix + name] = b if keep_vars else b.detach()
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination, prefix + name + ".", keep_vars)
-        return destination
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """The state to save beside the tensors (a subclass returns it; saved under
+        ``"_extra_state"`` when it overrides this method, as in PyTorch)."""
+        raise RuntimeError(
+            f"{self._get_name()}.get_extra_state() was called but the module does not define "
+            "it; override get_extra_state() and set_extra_state() to save extra state"
+        )
+
+    def set_extra_state(self, state):
+        """Restore what :meth:`get_extra_state` returned (a subclass defines it)."""
+        raise RuntimeError(
+            f"{self._get_name()}.set_extra_state() was called but the module does not define "
+            "it; override get_extra_state() and set_extra_state() to load extra state"
+        )
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy the values of ``state_dict`` (tensors or arrays, e.g. from PyTorch) into
-        this module's parameters and persistent buffers, in place.
+        this module's parameters and persistent buffers, in place (``assign=True``: the
+        checkpoint's tensors become them, as in PyTorch).
 
-        Shapes must match. With ``strict`` (the default), missing and unexpected keys
-        raise RuntimeError; otherwise they are returned as
-        ``(missing_keys, unexpected_keys)``. ``assign=True`` is not supported.
+        Each module reads its own entries with :meth:`_load_from_state_dict` (PyTorch's
+        hook, which a subclass may override to rename or convert keys), then its
+        submodules'. Shapes must match. With ``strict`` (the default), missing and
+        unexpected keys raise RuntimeError; otherwise they are returned as
+        ``(missing_keys, unexpected_keys)``. Nothing is written unless every entry
+        fits: the hooks record their copies and they are made at the end.
         """
-        if assign:
-            raise NotImplementedError("load_state_dict(assign=True) is not supported; values are copied")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
+        missing, unexpected, errors = [], [], []
+        state_dict = collections.OrderedDict(state_dict)
+        pending = []
+        token = _PENDING.set(pending)
+        try:
+            self._load_tree(state_dict, "", assign, missing, unexpected, errors)
+        finally:
+            _PENDING.reset(token)
         if strict:
             if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
             if missing:
-                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-        for key, target in own.items():
-            if key in state_dict:
-                shape = tuple(getattr(state_dict[key], "shape", ()))
-                if shape != target.shape:
-                    errors.append(
-                        f"size mismatch for {key}: copying a param with shape {shape} from "
-                        f"checkpoint, the shape in current model is {target.shape}."
-                    )
+                errors.insert(0, "Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
         if errors:
             raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
+                f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)
             )
-        with no_grad():
-            for key, target in own.items():
-                if key in state_dict:
-                    target.copy_(state_dict[key])
+        for write in pending:
+            write()
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_tree(self, state_dict, prefix, assign, missing, unexpected, errors):
+        metadata = {"assign_to_params_buffers": True} if assign else {}
+        self._load_from_state_dict(state_dict, prefix, metadata, True, missing, unexpected, errors)
+        for name, child in self._modules.items():
+            if child is not None:
+                child_prefix = prefix + name + "."
+                own = {k: v for k, v in state_dict.items() if k.startswith(child_prefix)}
+                child._load_tree(own, child_prefix, assign, missing, unexpected, errors)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Load this module's own parameters, persistent buffers and extra state from
+        ``state_dict`` (keys under ``prefix``), PyTorch's hook and signature: missing
+        keys, unexpected keys and errors are appended to the given lists. Under
+        :meth:`load_state_dict` the writes wait until every module has been checked."""
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        own = {name: t for name, t in itertools.chain(
+            self._parameters.items(),
+            ((n, b) for n, b in self._buffers.items() if n not in self._non_persistent_buffers),
+        ) if t is not None}
+        for name, target in own.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not hasattr(value, "shape"):
+                error_msgs.append(f'While copying the parameter named "{key}", expected a tensor '
+                                  f"or array from checkpoint but received {type(value)}")
+                continue
+            shape = tuple(value.shape)
+            if shape != target.shape:
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {shape} from "
+                    f"checkpoint, the shape in current model is {target.shape}."
+                )
+                continue
+            _write(self, name, target, value, assign)
+        extra = prefix + _EXTRA_STATE
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra in state_dict:
+                _defer(lambda: self.set_extra_state(state_dict[extra]))
+            elif strict:
+                missing_keys.append(extra)
+        elif strict and extra in state_dict:
+            unexpected_keys.append(extra)
+        if strict:
+            for key in state_dict:
+                if not key.startswith(prefix) or key == extra:
+                    continue
+                head = key[len(prefix):].split(".", 1)
+                known = self._modules if len(head) > 1 else own
+                if head[0] not in known:
+                    unexpected_keys.append(key)
 
     # ------------------------------------------------------------------ modes and conversion
 
@@ -317,19 +434,23 @@ class Module:
         for p in self.parameters():
             _zero_grad(p, set_to_none)
 
-    def _apply(self, fn):
-        """Replace every parameter's and buffer's values by ``fn(values)``; parameters stay
-        the same objects (their gradients are dropped)."""
+    def _apply(self, fn, recurse=True):
+        """Replace every parameter's and buffer's values by ``fn(values)``: the
+        submodules' through their own ``_apply`` (so an override sees the call, as in
+        PyTorch), then this module's; parameters stay the same objects (their gradients
+        are dropped)."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         with no_grad():
-            for module in self.modules():
-                for p in module._parameters.values():
-                    if p is not None:
-                        new = fn(p)
-                        if new is not p:
-                            set_data(p, new)
-                for name, b in module._buffers.items():
-                    if b is not None:
-                        module._buffers[name] = fn(b)
+            for p in self._parameters.values():
+                if p is not None:
+                    new = fn(p)
+                    if new is not p:
+                        set_data(p, new)
+            for name, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[name] = fn(b)
         return self
 
     def to(self, *args, device=None, dtype=None, non_blocking=False):
@@ -392,6 +513,10 @@ class Module:
         """The text between the parentheses of this module's ``repr`` line."""
         return ""
 
+    def _get_name(self):
+        """The name ``repr`` prints for this module: its class's (PyTorch's hook)."""
+        return type(self).__name__
+
     def __repr__(self):
         lines = []
         extra = self.extra_repr()
@@ -400,7 +525,7 @@ class Module:
         for name, module in self._modules.items():
             body = repr(module).replace("\n", "\n  ")
             lines.append(f"({name}): {body}")
-        main = type(self).__name__ + "("
+        main = self._get_name() + "("
         if lines:
             if len(lines) == 1 and not self._modules:
                 main += lines[0]

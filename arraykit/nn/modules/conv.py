@@ -111,14 +111,20 @@ class _Conv(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0,
                          groups, bias, padding_mode, device, dtype)
 
-    def forward(self, input):
-        """The convolution with this layer's parameters (after ``F.pad`` in a non-zero
-        padding mode)."""
+    def _conv_forward(self, input, weight, bias):
+        """The convolution of ``input`` with ``weight`` and ``bias`` under this layer's
+        settings (after ``F.pad`` in a non-zero padding mode): PyTorch's hook, which
+        :meth:`forward` calls, so a subclass overriding it (to cast dtypes, to use
+        another weight) is called as in PyTorch."""
         conv = type(self).FUNCTION
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+            return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        """``self._conv_forward(input, self.weight, self.bias)``, as in PyTorch."""
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv1d(_Conv):
@@ -155,12 +161,15 @@ class _ConvTranspose(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True,
                          output_padding, groups, bias, padding_mode, device, dtype)
 
-    def _output_padding(self, input, output_size):
-        """The output padding that gives ``output_size`` (PyTorch's rule), or the
-        layer's own when None."""
+    def _output_padding(self, input, output_size, stride, padding, kernel_size,
+                        num_spatial_dims, dilation=None):
+        """The output padding that gives ``output_size`` for these ``stride``,
+        ``padding``, ``kernel_size`` and ``dilation`` (PyTorch's hook, signature and
+        rule), or the layer's own when ``output_size`` is None."""
         if output_size is None:
             return self.output_padding
-        n = self._DIMS
+        n = num_spatial_dims
+        dilation = (1,) * n if dilation is None else dilation
         leading = 2 if input.ndim == n + 2 else 1
         output_size = tuple(output_size)
         if len(output_size) == leading + n:
@@ -170,9 +179,9 @@ class _ConvTranspose(_ConvNd):
                 f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or "
                 f"{leading + n} elements (got {len(output_size)})"
             )
-        smallest = [(input.shape[leading + d] - 1) * self.stride[d] - 2 * self.padding[d]
-                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
-        largest = [s + self.stride[d] - 1 for d, s in enumerate(smallest)]
+        smallest = [(input.shape[leading + d] - 1) * stride[d] - 2 * padding[d]
+                    + dilation[d] * (kernel_size[d] - 1) + 1 for d in range(n)]
+        largest = [s + stride[d] - 1 for d, s in enumerate(smallest)]
         if any(not lo <= size <= hi for size, lo, hi in zip(output_size, smallest, largest)):
             raise ValueError(
                 f"requested an output size of {list(output_size)}, but valid sizes range from "
@@ -182,8 +191,10 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):
         """The transposed convolution with this layer's parameters; ``output_size``
-        picks the output padding that gives that size."""
-        output_padding = self._output_padding(input, output_size)
+        picks the output padding that gives that size (through :meth:`_output_padding`,
+        called with PyTorch's arguments)."""
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
+                                              self.kernel_size, self._DIMS, self.dilation)
         return type(self).FUNCTION(input, self.weight, self.bias, self.stride, self.padding,
                                    output_padding, self.groups, self.dilation)
 

@@ -272,13 +272,20 @@ class LayerNorm(_TrailingNorm):
                  dtype=None):
         super().__init__(normalized_shape, eps, elementwise_affine)
         if elementwise_affine:
-            self.weight = Parameter(C.ones(self.normalized_shape, device=device, dtype=dtype or D.float32))
-            self.bias = (Parameter(C.zeros(self.normalized_shape, device=device, dtype=dtype or D.float32))
-                         if bias else None)
+            self.weight = Parameter(_empty(self.normalized_shape, device, dtype))
+            self.bias = Parameter(_empty(self.normalized_shape, device, dtype)) if bias else None
         else:
             self.weight = None
             self.bias = None
         self._has_bias = bias
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight ones, bias zeros (PyTorch's hook, which the constructor calls)."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         """``F.layer_norm`` with this layer's shape, parameters and eps."""

@@ -138,31 +138,66 @@ class RNNBase(Module):
     def _hidden_shape(self, batch, size):
         return (self.num_layers * (2 if self.bidirectional else 1), batch, size)
 
-    def _check_input(self, x):
-        weight = self._flat_weights[0]
-        _check_dtype(x, weight)
-        if x.shape[-1] != self.input_size:
+    def check_input(self, input, batch_sizes):  # noqa: A002 (PyTorch's names)
+        """PyTorch's hook: ``input`` (batched, 3-D) has the weights' dtype and
+        ``input_size`` features (``batch_sizes`` is a packed sequence's, always None
+        here)."""
+        _check_dtype(input, self._flat_weights[0])
+        if input.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                f"got {x.shape[-1]}"
+                f"got {input.shape[-1]}"
             )
 
-    def _check_hidden(self, hx, shape, what):
+    def get_expected_hidden_size(self, input, batch_sizes):  # noqa: A002
+        """PyTorch's hook: the shape ``h_0`` must have for ``input``."""
+        batch = input.shape[0 if self.batch_first else 1]
+        return self._hidden_shape(batch, self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        """PyTorch's hook: RuntimeError (``msg`` formatted with both shapes) unless
+        ``hx`` has ``expected_hidden_size``."""
         require_tensor(hx, type(self).__name__)
-        if tuple(hx.shape) != shape:
-            raise RuntimeError(f"Expected {what} size {shape}, got {list(hx.shape)}")
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input, hidden, batch_sizes):  # noqa: A002
+        """PyTorch's hook, which :meth:`forward` calls with the batched input and the
+        initial state: :meth:`check_input`, then :meth:`check_hidden_size` against
+        :meth:`get_expected_hidden_size`."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        """PyTorch's hook: ``hx`` with its batch reordered by ``permutation`` (None, for
+        arraykit has no packed sequences to sort: ``hx`` itself)."""
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
 
     def _states(self, x, hx, batched):
-        """The initial states as a list (``[h0]``, ``[h0, c0]`` for the LSTM), checked,
-        batched, zeros where not given."""
+        """The initial states as a list (``[h0]``, ``[h0, c0]`` for the LSTM), batched,
+        zeros where not given, checked by :meth:`check_forward_args`."""
         batch = x.shape[0 if self.batch_first else 1]
         sizes = [self.proj_size or self.hidden_size]
         lstm = self.mode == "LSTM"
         if lstm:
             sizes.append(self.hidden_size)
         if hx is None:
-            return [C.zeros(self._hidden_shape(batch, size), dtype=x.dtype, device=x.device)
-                    for size in sizes]
+            states = [C.zeros(self._hidden_shape(batch, size), dtype=x.dtype, device=x.device)
+                      for size in sizes]
+        else:
+            states = self._given_states(hx, batched, lstm)
+        hidden = tuple(states) if lstm else states[0]
+        if hx is not None:
+            hidden = self.permute_hidden(hidden, None)
+        self.check_forward_args(x, hidden, None)
+        states = list(hidden) if lstm else [hidden]
+        for s in states:
+            _check_dtype(s, self._flat_weights[0])
+        return states
+
+    def _given_states(self, hx, batched, lstm):
         states = list(hx) if lstm else [hx]
         if lstm and len(states) != 2:
             raise RuntimeError(f"LSTM: hx must be a tuple (h_0, c_0), got {len(states)} tensors")
@@ -177,12 +212,7 @@ class RNNBase(Module):
                 raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
                                    f"({got}) tensors")
             raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {ranks[0]}-D tensor")
-        if not batched:
-            states = [s.unsqueeze(1) for s in states]
-        for i, (s, size) in enumerate(zip(states, sizes)):
-            self._check_hidden(s, self._hidden_shape(batch, size), f"hidden[{i}]" if lstm else "hidden")
-            _check_dtype(s, self._flat_weights[0])
-        return states
+        return states if batched else [s.unsqueeze(1) for s in states]
 
     def _keep_masks(self, x):
         """Dropout's scaled keep masks between layers, or None (eval, no dropout, one layer)."""
@@ -203,7 +233,6 @@ class RNNBase(Module):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead")
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(0 if self.batch_first else 1)
-        self._check_input(x)
         states = self._states(x, hx, batched)
         masks = self._keep_masks(x)
         operands = (x, *states, *self._flat_weights) + (() if masks is None else (masks,))
@@ -213,7 +242,7 @@ class RNNBase(Module):
         if not batched:
             output = output.squeeze(0 if self.batch_first else 1)
             finals = [f.squeeze(1) for f in finals]
-        return (output, tuple(finals)) if self.mode == "LSTM" else (output, finals[0])
+        return output, self.permute_hidden(tuple(finals) if self.mode == "LSTM" else finals[0], None)
 
     def extra_repr(self):
         """PyTorch's summary: sizes and the options that differ from the defaults."""
@@ -255,6 +284,25 @@ class LSTM(RNNBase):
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, proj_size, device, dtype)
+
+    def get_expected_cell_size(self, input, batch_sizes):  # noqa: A002 (PyTorch's names)
+        """PyTorch's hook: the shape ``c_0`` must have for ``input``."""
+        return self._hidden_shape(input.shape[0 if self.batch_first else 1], self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes):  # noqa: A002
+        """PyTorch's hook for ``(h_0, c_0)``: :meth:`check_input`, then each state's size."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        """PyTorch's hook: both states' batches reordered by ``permutation`` (None:
+        ``hx`` itself)."""
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
 
 class GRU(RNNBase):
