@@ -31,9 +31,12 @@ over or kept is gone.
 As with ``jax.jit``, Python side effects run only while tracing: a function must
 leave the same Python-side structure (the same tensors in the same places) on
 every call. A first call that creates tensors which outlive it (an optimizer's
-state made on its first ``step()``) is traced once more on the second call, since
-later calls read those tensors instead of creating them. ``compile_count``, ``last_compile_reason`` and ``max_compiles`` make
-compilations observable and bounded.
+state made on its first ``step()``, ``.grad``) is traced once more on the second call,
+since later calls read those tensors instead of creating them; that trace gives the
+program of the first one (the new state's initial values are read from it, not baked
+in), so a training step compiles once. ``compile_count`` counts XLA compilations,
+``trace_count`` traces; ``last_compile_reason`` and ``max_compiles`` make compilations
+observable and bounded.
 
 The one piece of Python state a program checks is the training flag of the
 modules it ran (``model.train()``/``model.eval()``, as ``torch.compile`` guards
@@ -43,12 +46,14 @@ mode gets its own program, kept for when the mode switches back.
 
 from __future__ import annotations
 
+import bisect
 import collections
 import contextlib
 import functools
 import gc
 import hashlib
 import math
+import operator
 import re
 import threading
 import weakref
@@ -61,7 +66,7 @@ from .core import buffer_pool
 from .core import storage as S
 from .core import x64
 from .core.devices import put
-from .core.jax_compat import eval_jaxpr
+from .core.jax_compat import concrete_arrays, eval_jaxpr
 from .core.storage import Storage
 from .core import precision
 from .kernels import compilation_cache
@@ -69,7 +74,6 @@ from .kernels import launch
 from .tensors.tensor_type import Tensor
 
 _TRACE_LOCK = threading.Lock()
-RECYCLE_AFTER = 2  # runs of a program before its large outputs go into pooled buffers
 _ONE_LEAF = jax.tree_util.tree_structure(0)
 
 
@@ -81,6 +85,7 @@ class _Trace:
         self.saved = {}
         self.closed = {}
         self.made = []
+        self.making = []  # storages made inside storage.made_as_inputs(), until it ends
         self.numpy_memory = {}  # id(storage) -> its NumPy memory, swapped for a JAX stand-in
         self.guards = {}  # id(module) -> (weak reference, its training flag when read)
 
@@ -123,9 +128,26 @@ class _Trace:
         return True
 
     def created(self, st):
-        """A storage made during the trace."""
+        """A storage made during the trace. One made with a concrete buffer inside
+        ``storage.made_as_inputs()`` (an optimizer's new state) is read by the program
+        as if it had existed before the trace, like a storage closed over."""
         if threading.get_ident() == self.thread:
-            self.made.append(weakref.ref(st))
+            if S.making_inputs():
+                self.making.append(st)
+            else:
+                self.made.append(weakref.ref(st))
+
+    def inputs_made(self):
+        """The ``made_as_inputs()`` block ended: its storages, initialized, are closed over."""
+        making, self.making = self.making, []
+        for st in making:
+            if isinstance(st._buffer, jax.core.Tracer):
+                self.made.append(weakref.ref(st))
+            else:  # read while it was initialized: closed over as it is now
+                earlier = self.saved.pop(id(st), None)
+                if earlier is not None:
+                    self.closed.pop(id(earlier[1]), None)
+                self._closed_over(st)
 
     def restore(self):
         """Put every swapped or written storage back as it was."""
@@ -279,17 +301,26 @@ class _Entry:
                 return False
         return True
 
-    def alive(self):
-        for ref in self.refs:
+    def live(self):
+        """``(constant inputs, kept storages)`` of a call: the storages closed over (a
+        :class:`_Value` for each constant that is not a storage's buffer) and those
+        made and kept; None when one of them is gone."""
+        inputs = list(map(_call, self.input_refs))
+        kept = list(map(_call, self.kept))
+        if None in inputs or None in kept:
+            return None
+        for ref in self.held:
             if ref() is None:
-                return False
-        return True
+                return None
+        return inputs, kept
 
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
-        self.refs = [ref for kind, ref in self.consts if kind == "storage"] + self.kept + self.held
+        self.input_refs = [ref if kind == "storage" else _Value(ref).ref
+                           for kind, ref in self.consts]
         self.written_sorted = tuple(sorted(set(self.written)))
         self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
+        self.locks = None
 
     def compiled(self, donate, bufs, required=()):
         """The :class:`_Program` of this entry for the donated input positions ``donate``
@@ -300,8 +331,23 @@ class _Entry:
         return program
 
 
+class _Value:
+    """A constant input of a program that is no storage's buffer, shaped like a
+    storage for the call path (``_buffer``)."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self, value):
+        self._buffer = value
+
+    def ref(self):
+        """Itself, as a weak reference to a live storage would return it."""
+        return self
+
+
 class _RecentPrograms:
-    """The executables a :class:`Jitted` compiled most recently, by lowered program.
+    """The executables a :class:`Jitted` compiled most recently, by lowered program,
+    and the count of its XLA compilations.
 
     A signature traced again often gives the very program it gave before: the second
     call of a training step, traced once more because its first call created the
@@ -311,18 +357,30 @@ class _RecentPrograms:
 
     LIMIT = 8
 
-    def __init__(self):
+    def __init__(self, name, max_compiles):
         self._programs = collections.OrderedDict()
+        self.name = name
+        self.max_compiles = max_compiles
+        self.count = 0
+        self.reason = None  # why the latest trace happened
+        self.last_reason = None  # why the latest compilation happened
 
-    def get(self, lowered, donated, devices, compile):  # noqa: A002 (the verb)
-        """The executable of ``lowered`` with inputs ``donated`` on ``devices``, made by
-        ``compile(lowered, donated, devices)`` unless one was kept."""
+    def get(self, lowered, donated, devices):
+        """The executable of ``lowered`` with inputs ``donated`` on ``devices``, compiled
+        (through :mod:`arraykit.kernels.compilation_cache`) unless one was kept."""
         text = lowered.as_text()
         key = (hashlib.sha256(text.encode()).digest(), donated,
                tuple(sorted(d.id for d in devices)))
         compiled = self._programs.get(key)
         if compiled is None:
-            compiled = self._programs[key] = compile(lowered, donated, devices)
+            if self.max_compiles is not None and self.count >= self.max_compiles:
+                raise RuntimeError(
+                    f"jit({self.name}) would compile a {self.count + 1}th time, above "
+                    f"max_compiles={self.max_compiles}: {self.reason}"
+                )
+            compiled = self._programs[key] = compilation_cache.compile(lowered, donated, devices)
+            self.count += 1
+            self.last_reason = self.reason
             while len(self._programs) > self.LIMIT:
                 self._programs.popitem(last=False)
         else:
@@ -331,78 +389,68 @@ class _RecentPrograms:
 
 
 class _Program:
-    """An entry's program compiled for one set of donated inputs.
+    """An entry's program compiled once, for one set of donated inputs.
 
-    ``plain`` donates the inputs at ``donate`` except those XLA would copy first:
-    XLA writes a donated input's new value into its buffer only when every other read
-    of the old value is ordered before the write by data dependencies; otherwise it
-    copies the old value at the start of the program (a weight read by both the
-    forward and the input-gradient matmul and updated by the optimizer: a full copy
-    per step). Not donating those inputs costs the same memory (old and new buffer
-    coexist either way) and saves the copy. The entry's jaxpr shows which inputs
-    those are (:func:`_unordered_reads`), so they are not donated in the first place;
-    should XLA still copy donated inputs of ``buffer_pool.MIN_BYTES`` or more, the
-    program is compiled again without donating them (a smaller copy costs less than a
-    second compilation). The ``required`` ones (``donate_argnums``: the caller gave them up)
-    are donated whatever it costs.
+    It donates the inputs at ``donate`` except those XLA would copy first: XLA writes
+    a donated input's new value into its buffer only when every other read of the old
+    value is ordered before the write by data dependencies; otherwise it copies the
+    old value at the start of the program (a weight read by both the forward and the
+    input-gradient matmul and updated by the optimizer: a full copy per step). Not
+    donating those inputs costs the same memory (old and new buffer coexist either
+    way) and saves the copy. The entry's jaxpr shows which inputs those are
+    (:func:`_unordered_reads`). The ``required`` ones (``donate_argnums``: the caller
+    gave them up) are donated whatever it costs. Should XLA still copy some donated
+    input, the copy stays: a second compilation would cost more than it saves in the
+    first steps of a training loop, which is where it would be paid.
 
-    ``run(bufs, recycled)`` with ``recycled``, one pooled buffer
-    (:mod:`arraykit.core.buffer_pool`) per output in ``needs`` (the large written or kept
-    outputs that no donated input aliases), runs a variant that takes them as
-    donated inputs: the program ignores their values and XLA writes those outputs
-    into memory that is already mapped instead of fresh pages. Compiled once the
-    program has run ``RECYCLE_AFTER`` times (see :meth:`wants_recycled`).
+    On the CPU the large written or kept outputs that no donated input aliases
+    (``needs``) are written into buffers the program takes as extra donated inputs and
+    ignores: pooled buffers of dead storages (:mod:`arraykit.core.buffer_pool`), so XLA
+    writes into memory that is already mapped instead of fresh pages, or new ones when
+    the pool has none (the first calls). Other devices' allocators reuse memory
+    themselves.
     """
 
     def __init__(self, entry, donate, bufs, required):
-        self.program = entry.program
-        self.recent = entry.recent
         donate = tuple(i for i in donate if i not in entry.unordered or i in required)
-        plain = self._compile(donate, bufs)
-        copied = _copied_parameters(plain.as_text()) & set(donate) - set(required)
-        if sum(_nbytes(bufs[i]) for i in copied) >= buffer_pool.MIN_BYTES:
-            # XLA copies more than the data dependencies showed, enough to matter
-            donate = tuple(i for i in donate if i not in copied)
-            plain = self._compile(donate, bufs)
-        self.plain = plain
-        self.donate = donate
-        aliased = {k for k, i in enumerate(entry.written) if i in donate}
-        self.needs = [item for item in entry.large if item[0] not in aliased]
-        self.recycling = None
-        self.runs = 0
-
-    def _compile(self, donate, bufs, recycled=()):
-        program = self.program
-        if recycled:
-            n = len(bufs)
-
-            def program(*args, run=self.program):
-                return run(*args[:n])
-
-        extra = tuple(range(len(bufs), len(bufs) + len(recycled)))
-        # keep_unused: the HLO's parameter numbers stay the input positions (see
-        # _copied_parameters), and recycled buffers, which the program never reads, stay
-        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
         devices = next((b.sharding.device_set for b in bufs if isinstance(b, jax.Array)),
                        (jax.devices()[0],))
+        pooled = len(devices) == 1 and next(iter(devices)).platform == "cpu"
+        aliased = {k for k, i in enumerate(entry.written) if i in donate}
+        self.needs = [item for item in entry.large if item[0] not in aliased] if pooled else []
+        self.donate = donate
+        self.device = next(iter(devices))
+        program = entry.program
+        n = len(bufs)
+        if self.needs:
+
+            def program(*args, run=entry.program):
+                return run(*args[:n])
+
+        extra = tuple(range(n, n + len(self.needs)))
+        # keep_unused: the HLO's parameter numbers stay the input positions (see
+        # _copied_parameters), and the output buffers, which the program never reads, stay
+        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
+        sharding = jax.sharding.SingleDeviceSharding(self.device)
+        recycled = [jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+                    for _, shape, dtype in self.needs]
         lowered = jitted.lower(*bufs, *recycled)
-        return self.recent.get(lowered, donate + extra, devices, compilation_cache.compile)
+        self.executable = entry.recent.get(lowered, donate + extra, devices)
 
-    def wants_recycled(self):
-        """Whether the next call should get pooled buffers: when some output needs
-        one and the program has already run ``RECYCLE_AFTER`` times (the recycling
-        variant is a second compilation, not worth it for a program called once or
-        twice, and not to be paid by the first calls of a training loop)."""
-        return bool(self.needs) and self.runs >= RECYCLE_AFTER
+    def output_buffers(self):
+        """One buffer per output in ``needs``: from the pool, else new."""
+        device = self.device
+        buffers = []
+        for _, shape, dtype in self.needs:
+            buf = buffer_pool.take(shape, dtype, device)
+            buffers.append(_new_buffer(shape, dtype, device) if buf is None else buf)
+        return buffers
 
-    def run(self, bufs, recycled):
-        """Run on ``bufs``, writing the ``needs`` outputs into ``recycled`` when given."""
-        self.runs += 1
-        if not recycled:
-            return self.plain(*bufs)
-        if self.recycling is None:
-            self.recycling = self._compile(self.donate, bufs, recycled)
-        return self.recycling(*bufs, *recycled)
+
+def _new_buffer(shape, dtype, device):
+    """A new buffer of ``shape`` and ``dtype`` on ``device``, made without compiling
+    anything (its values are never read)."""
+    return jax.device_put(np.empty(shape, dtype), device, may_alias=False)
 
 
 def _unordered_reads(jaxpr, written):
@@ -522,8 +570,9 @@ def _copied_parameters(hlo_text):
 class Jitted:
     """A function compiled by :func:`jit`; call it like the function.
 
-    ``compile_count`` counts compilations, ``last_compile_reason`` says why the
-    latest one happened, ``max_compiles`` (None: no cap) bounds them.
+    ``compile_count`` counts XLA compilations, ``trace_count`` traces,
+    ``last_compile_reason`` says why the latest compilation happened, ``max_compiles``
+    (None: no cap) bounds compilations.
     """
 
     def __init__(self, fn, static_argnums, static_argnames, donate_argnums, max_compiles):
@@ -531,14 +580,28 @@ class Jitted:
         self.donate_argnums = tuple(donate_argnums)
         self.static_argnums = tuple(sorted(static_argnums))
         self.static_argnames = tuple(static_argnames)
-        self.max_compiles = max_compiles
-        self.compile_count = 0
-        self.last_compile_reason = None
+        self.trace_count = 0
         self._entries = {}
         self._variants = {}  # key -> entries traced in other training modes
         self._last_key = None
-        self._recent = _RecentPrograms()
+        self._recent = _RecentPrograms(getattr(fn, "__name__", repr(fn)), max_compiles)
         functools.update_wrapper(self, fn)
+
+    @property
+    def compile_count(self):
+        """The number of XLA compilations of this function's programs."""
+        return self._recent.count
+
+    @property
+    def last_compile_reason(self):
+        """Why the latest compilation happened (None before the first)."""
+        return self._recent.last_reason
+
+    @property
+    def max_compiles(self):
+        """The bound on :attr:`compile_count` (None: no bound); a call that would
+        compile beyond it raises ``RuntimeError``."""
+        return self._recent.max_compiles
 
     def _split(self, args, kwargs):
         static = tuple(args[i] for i in self.static_argnums if i < len(args))
@@ -573,17 +636,20 @@ class Jitted:
         if entry is not None and entry.guards and not entry.guards_hold():
             entry = self._variant(key)
             reason = "a module's training mode changed (train()/eval())"
-        if entry is None or not entry.alive():
-            entry = self._compile(key, static, dynamic, named, arg_storages, arrays, reason)
-            entry.provisional = bool(entry.kept or entry.held)
-        elif entry.provisional:
-            entry = self._compile(key, static, dynamic, named, arg_storages, arrays, _WARM_UP)
-        return _run(entry, arg_storages, self._donated(args, arg_storages), arrays)
+        live = None if entry is None or entry.provisional else entry.live()
+        if live is None:
+            warm_up = entry is not None and entry.provisional and entry.live() is not None
+            entry = self._trace(key, static, dynamic, named, arg_storages, arrays,
+                                _WARM_UP if warm_up else reason)
+            entry.provisional = not warm_up and bool(entry.kept or entry.held)
+            live = entry.live()
+        donated = self._donated(args, arg_storages) if self.donate_argnums else ()
+        return _run(entry, live, arg_storages, donated, arrays)
 
     def _variant(self, key):
         """The entry of ``key`` traced in the modules' current training modes, if any."""
         for entry in self._variants.get(key, ()):
-            if entry.guards_hold() and entry.alive():
+            if entry.guards_hold() and entry.live() is not None:
                 self._entries[key] = entry
                 return entry
         return None
@@ -598,14 +664,8 @@ class Jitted:
             ids.update(id(x._storage) for x in leaves if isinstance(x, Tensor))
         return tuple(k for k, st in enumerate(arg_storages) if id(st) in ids)
 
-    def _compile(self, key, static, dynamic, named, arg_storages, arrays, reason=None):
-        reason = reason or _describe_change(self._last_key, key)
-        if self.max_compiles is not None and self.compile_count >= self.max_compiles:
-            name = getattr(self.fn, "__name__", repr(self.fn))
-            raise RuntimeError(
-                f"jit({name}) would compile a {self.compile_count + 1}th time, above "
-                f"max_compiles={self.max_compiles}: {reason}"
-            )
+    def _trace(self, key, static, dynamic, named, arg_storages, arrays, reason=None):
+        self._recent.reason = reason or _describe_change(self._last_key, key)
 
         def call(*traced_arrays):
             args, kwargs = _with_arrays((dynamic, named), traced_arrays)
@@ -614,8 +674,7 @@ class Jitted:
         with _TRACE_LOCK:
             entry = _trace(call, arg_storages, arrays)
         entry.recent = self._recent
-        self.compile_count += 1
-        self.last_compile_reason = reason
+        self.trace_count += 1
         self._last_key = key
         self._entries[key] = entry
         modes = [(ref(), training) for ref, training in entry.guards]
@@ -696,8 +755,8 @@ def _trace(call, arg_storages, arrays=()):
         else:
             entry.consts.append(("value", const))
     jaxpr = _hold_constants(closed.jaxpr, entry.consts, plan)
+    jaxpr = _written_in_input_order(jaxpr, entry, arg_storages, plan)
     entry.program = _program(jaxpr, len(closed.consts))
-    entry.written = [_position(st, entry, arg_storages) for st in plan["written"]]
     entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
@@ -832,6 +891,23 @@ def _hold_constants(jaxpr, consts, plan):
     return jaxpr.replace(outvars=[v for k, v in enumerate(jaxpr.outvars) if k not in dropped])
 
 
+def _written_in_input_order(jaxpr, entry, arg_storages, plan):
+    """Set ``entry.written`` (input positions of the written storages) with the written
+    outputs ordered by input position, so two traces that write the same inputs give
+    the same program whatever order they first touched them in (a training step's
+    first trace makes the optimizer state that its second reads)."""
+    positions = [_position(st, entry, arg_storages) for st in plan["written"]]
+    order = sorted(range(len(positions)), key=positions.__getitem__)
+    entry.written = [positions[k] for k in order]
+    if order == list(range(len(order))):
+        return jaxpr
+    n = len(order)
+    plan["written"] = [plan["written"][k] for k in order]
+    plan["stored"] = [plan["stored"][k] for k in order] + plan["stored"][n:]
+    outvars = list(jaxpr.outvars)
+    return jaxpr.replace(outvars=[outvars[k] for k in order] + outvars[n:])
+
+
 def _position(st, entry, arg_storages):
     """Index of ``st`` among the program's inputs (constants first, then arguments)."""
     for k, (kind, ref) in enumerate(entry.consts):
@@ -850,53 +926,41 @@ def _place(item, entry, arg_storages):
     return ("input", _position(st, entry, arg_storages), layout, dtype)
 
 
-def _run(entry, arg_storages, donated=(), arrays=()):
+def _run(entry, live, arg_storages, donated=(), arrays=()):
     """Call the compiled program on the current buffers and write its results back.
 
-    ``donated`` are positions among the argument storages whose buffers the
-    caller gave up (``donate_argnums``): XLA may reuse them, and the tensors over
-    them are not readable afterwards unless the call wrote them.
+    ``live``: ``entry.live()``. ``donated`` are positions among the argument storages
+    whose buffers the caller gave up (``donate_argnums``): XLA may reuse them, and the
+    tensors over them are not readable afterwards unless the call wrote them.
     """
-    inputs = [ref() if kind == "storage" else None for kind, ref in entry.consts]
+    inputs, kept = live
     inputs += arg_storages
-    kept = [ref() for ref in entry.kept]
-    storages = [st for st in inputs if st is not None] + kept
-    with storages[0].lock if len(storages) == 1 else launch.Locks(storages):
+    locks = _locks(entry, inputs, kept, arg_storages)
+    for lock in locks:
+        lock.acquire()
+    try:
         donation = _donation(entry, inputs, arg_storages, donated)  # before bufs holds them
-        bufs = []
-        for st, (_, value) in zip(inputs, entry.consts):
-            bufs.append(value if st is None else st._buffer)
-        bufs += [st._buffer for st in arg_storages]
+        bufs = list(map(_BUFFER, inputs))
         bufs += arrays
-        traced = False
-        for k, b in enumerate(bufs):
-            if type(b) is np.ndarray:
-                # NumPy memory (arraykit.core.host_memory) enters as a private copy: the
-                # program may run after the call returns, while NumPy writes the memory.
-                bufs[k] = b.copy()
-            elif isinstance(b, jax.core.Tracer):
-                traced = True
-        if traced:  # called inside an outer trace
-            outs = jax.jit(entry.program)(*bufs)
+        if not concrete_arrays(bufs):
+            outs = _run_special(entry, bufs, donation, donated)
         else:
-            offset = len(entry.consts)
             program = entry.compiled(donation, bufs,
-                                     tuple(offset + k for k in donated))
-            recycled = (_recycled(program, entry, inputs, kept)
-                        if not donated and program.wants_recycled() else ())
-            outs = program.run(bufs, recycled)
-            del recycled
+                                     tuple(len(entry.consts) + k for k in donated))
+            if program.needs:
+                outs = program.executable(*bufs, *program.output_buffers())
+            else:
+                outs = program.executable(*bufs)
         del bufs
-        n_written = len(entry.written)
-        released = []
-        for i, buf in zip(entry.written, outs):
-            released.append(_install(inputs[i], buf))
-        n_outs = n_written + len(kept)
-        for st, buf in zip(kept, outs[n_written:n_outs]):
-            released.append(_install(st, buf))
+        targets = list(map(inputs.__getitem__, entry.written)) + kept
+        released = _install_all(entry, targets, outs)
         for k in donated:  # handed over: its values are gone, as if overwritten
             arg_storages[k].version += 1
+    finally:
+        for lock in reversed(locks):
+            lock.release()
     _recycle_released(released)
+    n_outs = len(targets)
     results = []
     for item in entry.returned:
         kind = item[0]
@@ -917,6 +981,43 @@ def _run(entry, arg_storages, donated=(), arrays=()):
     return results[0] if entry.single else jax.tree_util.tree_unflatten(entry.treedef, results)
 
 
+_call = operator.call
+_BUFFER = operator.attrgetter("_buffer")
+def _run_special(entry, bufs, donation, donated):
+    """Run with NumPy memory among the buffers (it enters as a private copy: the program
+    may run after the call returns, while NumPy writes the memory) or inside an outer
+    trace (the program is inlined)."""
+    traced = False
+    for k, b in enumerate(bufs):
+        if type(b) is np.ndarray:
+            bufs[k] = b.copy()
+        elif isinstance(b, jax.core.Tracer):
+            traced = True
+    if traced:
+        return jax.jit(entry.program)(*bufs)
+    program = entry.compiled(donation, bufs, tuple(len(entry.consts) + k for k in donated))
+    return program.executable(*bufs, *program.output_buffers())
+
+
+def _locks(entry, inputs, kept, arg_storages):
+    """The locks of the call's storages, in the global order of ``launch.Locks`` (by the
+    storages' ids). Those of the storages the entry reads or keeps are sorted once."""
+    fixed = entry.locks
+    if fixed is None:
+        storages = sorted({id(st): st for st in inputs[:len(entry.consts)] + kept
+                           if type(st) is Storage}.values(), key=id)
+        fixed = entry.locks = ([id(st) for st in storages], [st.lock for st in storages])
+    ids, locks = fixed
+    if not arg_storages:
+        return locks
+    ids, locks = list(ids), list(locks)
+    for st in arg_storages:
+        at = bisect.bisect(ids, id(st))
+        ids.insert(at, id(st))
+        locks.insert(at, st.lock)
+    return locks
+
+
 def _donation(entry, inputs, arg_storages, donated):
     """Input positions whose buffers the call may reuse: the storages it writes and the
     ``donate_argnums`` ones, unless something else holds their buffer (an export still
@@ -924,7 +1025,8 @@ def _donation(entry, inputs, arg_storages, donated):
     the caller holds references to the buffers."""
     if not donated:
         for i in entry.written:
-            if not inputs[i].donatable():
+            st = inputs[i]
+            if (st.shared or st.exported) and not st.donatable():
                 break
         else:
             return entry.written_sorted
@@ -934,40 +1036,29 @@ def _donation(entry, inputs, arg_storages, donated):
     return tuple(sorted(donate))
 
 
-def _install(st, buf):
-    """Make ``buf`` the storage's buffer; returns (old buffer, device, bytes) when the
-    old buffer was private and large enough for the buffer pool, else None."""
-    st.version += 1
-    old = st._buffer
-    if type(old) is np.ndarray:  # NumPy memory (arraykit.core.host_memory) stays in place
-        old[...] = np.asarray(buf).reshape(old.shape)
-        return None
-    private = not st.shared
-    st._buffer = buf
-    st._host = None
-    st.shared = st.exported = False
-    nbytes = st._counted
-    if nbytes is None:  # a storage made during the trace (kept): counted by no one
-        nbytes = math.prod(old.shape) * st.dtype.itemsize
-    if private and nbytes >= buffer_pool.MIN_BYTES:
-        return old, st.device, nbytes
-    return None
-
-
-def _recycled(program, entry, inputs, kept):
-    """Pooled buffers for every output ``program`` needs one for, or () when the pool
-    lacks one (then the program allocates them all)."""
-    taken = []
-    for k, shape, dtype in program.needs:
-        n_written = len(entry.written)
-        st = inputs[entry.written[k]] if k < n_written else kept[k - n_written]
-        buf = buffer_pool.take(shape, dtype, st.device)
-        if buf is None:
-            for back, device in taken:
-                buffer_pool.put_back(back, device)
-            return ()
-        taken.append((buf, st.device))
-    return tuple(buf for buf, _ in taken)
+def _install_all(entry, targets, outs):
+    """Make ``outs`` the buffers of ``targets`` (the written, then the kept storages);
+    returns ``(old buffer, device, bytes)`` of the replaced large private buffers, for
+    the buffer pool."""
+    released = []
+    for k, _, _ in entry.large:
+        st = targets[k]
+        if not st.shared and type(st._buffer) is not np.ndarray:
+            nbytes = st._counted
+            if nbytes is None:  # a storage made during the trace (kept): counted by no one
+                nbytes = math.prod(st._buffer.shape) * st.dtype.itemsize
+            released.append((st._buffer, st.device, nbytes))
+    for st, buf in zip(targets, outs):
+        old = st._buffer
+        if type(old) is np.ndarray:  # NumPy memory (arraykit.core.host_memory) stays in place
+            st.version += 1
+            old[...] = np.asarray(buf).reshape(old.shape)
+            continue
+        st._buffer = buf
+        st._host = None
+        st.version += 1
+        st.shared = st.exported = False
+    return released
 
 
 def _recycle_released(released):

@@ -32,6 +32,7 @@ from ..api.searching import where
 from ..autograd.mode import no_grad
 from ..core import dtypes as D
 from ..core.devices import all_devices
+from ..core.storage import made_as_inputs
 from ..kernels.launch import apply_inplace
 from ..tensors.tensor_type import Tensor, is_traced
 
@@ -117,9 +118,10 @@ class GradScaler:
     # ------------------------------------------------------------------ state tensors
 
     def _lazy_init(self, device):
-        self._scale = full((), self._init_scale, dtype=D.float32, device=device)
-        self._growth_tracker = full((), self._init_growth_tracker, dtype=D.int32, device=device)
-        self._hyper = asarray(self._hyper_values(), device=device)
+        with made_as_inputs():  # under arraykit.jit: inputs of the program, as later
+            self._scale = full((), self._init_scale, dtype=D.float32, device=device)
+            self._growth_tracker = full((), self._init_growth_tracker, dtype=D.int32, device=device)
+            self._hyper = asarray(self._hyper_values(), device=device)
 
     def _hyper_values(self):
         return np.array([self._growth_factor, self._backoff_factor, self._growth_interval],

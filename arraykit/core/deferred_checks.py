@@ -9,7 +9,9 @@ operation's name. Nothing waits for it. The queue is examined where the host rea
 device data anyway (``item()``, ``tolist()``, ``numpy()``, printing, ``bool()``,
 NumPy export) or when the user calls :func:`report`: the first failed check raises
 its error there, naming the operation that failed, as PyTorch reports device-side
-asserts at the next synchronisation. The operation's own result is as JAX
+asserts at the next synchronisation. A loop that never reads keeps the queue short:
+past ``LIMIT`` queued checks, those whose values the device has finished are read
+(without waiting) and the first failure is kept for the next report. The operation's own result is as JAX
 computes it (out-of-range gathers fill, scatters drop), never a read outside memory.
 
 :func:`deferring` says whether a device defers its checks: every device but the
@@ -25,6 +27,8 @@ import threading
 import jax
 
 _PENDING = []  # (device values, function of their host values -> the error or None)
+LIMIT = 512  # queued checks before those the device has finished are examined
+_failure = None  # the first failure found by _read_finished, raised by report()
 _LOCK = threading.Lock()
 _force = None  # None: defer off the CPU; True / False: always / never
 
@@ -58,6 +62,25 @@ def defer(values, error_of):
         return
     with _LOCK:
         _PENDING.append((values, error_of))
+        if len(_PENDING) > LIMIT:
+            _read_finished()
+
+
+def _read_finished():
+    """Examine the queued checks whose values the device has finished (reading them
+    waits for nothing) and keep the first failure for the next :func:`report`: a loop
+    that never reads a value keeps at most about ``LIMIT`` checks queued, those the
+    device has not reached yet. The caller holds ``_LOCK``."""
+    global _failure
+    waiting = []
+    for values, error_of in _PENDING:
+        if not all(v.is_ready() for v in jax.tree.leaves(values)):
+            waiting.append((values, error_of))
+            continue
+        error = error_of(jax.device_get(values))
+        if error is not None and _failure is None:
+            _failure = error
+    _PENDING[:] = waiting
 
 
 def check(device, values, error_of):
@@ -78,12 +101,13 @@ def pending():
 
 def report():
     """Read every queued check (waiting for them) and raise the first failure."""
-    if not _PENDING:
+    global _failure
+    if not _PENDING and _failure is None:
         return
     with _LOCK:
         queued = _PENDING[:]
         del _PENDING[:]
-    first = None
+        first, _failure = _failure, None
     for values, error_of in queued:
         error = error_of(jax.device_get(values))
         if error is not None and first is None:

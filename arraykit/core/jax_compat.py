@@ -31,3 +31,17 @@ except ImportError:  # pragma: no cover - depends on the installed JAX
 def eval_jaxpr(jaxpr, consts, *args):
     """Run ``jaxpr`` with its constant variables bound to ``consts`` on ``args``."""
     return _extend_core.jaxpr_as_fun(_extend_core.ClosedJaxpr(jaxpr, list(consts)))(*args)
+
+
+try:  # the class of concrete JAX arrays, for a type test on the call path
+    from jax._src.array import ArrayImpl as _ArrayImpl
+
+    CONCRETE_ARRAY_TYPES = frozenset({_ArrayImpl})
+except ImportError:  # pragma: no cover - depends on the installed JAX
+    CONCRETE_ARRAY_TYPES = frozenset()  # every buffer takes the general path
+
+
+def concrete_arrays(buffers):
+    """Whether every one of ``buffers`` is a concrete JAX array (not NumPy memory, not a
+    tracer): one type test per buffer."""
+    return set(map(type, buffers)) <= CONCRETE_ARRAY_TYPES

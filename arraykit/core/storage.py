@@ -38,6 +38,7 @@ NumPy, a running sum), so the peak is exact.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import threading
 
 import jax
@@ -102,6 +103,33 @@ def set_trace(trace):
     """Install (or, with None, remove) the arraykit.jit trace that watches storages."""
     global _trace
     _trace = trace
+
+
+_MAKING_INPUTS = threading.local()
+
+
+@contextlib.contextmanager
+def made_as_inputs():
+    """Storages made in the block are concrete and, under an ``arraykit.jit`` trace,
+    inputs of the traced program (read from the storage at each call, as if they had
+    existed before the trace) rather than values it computes: state a first call
+    creates (an optimizer's zeroed moments) then gives the program that later calls,
+    which read the state, give too."""
+    depth = getattr(_MAKING_INPUTS, "depth", 0)
+    _MAKING_INPUTS.depth = depth + 1
+    try:
+        with jax.ensure_compile_time_eval():
+            yield
+    finally:
+        _MAKING_INPUTS.depth = depth
+        trace = _trace
+        if depth == 0 and trace is not None and trace.thread == threading.get_ident():
+            trace.inputs_made()
+
+
+def making_inputs():
+    """Whether this thread is inside :func:`made_as_inputs`."""
+    return getattr(_MAKING_INPUTS, "depth", 0) > 0
 
 
 def tracing_here():

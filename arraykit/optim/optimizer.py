@@ -25,6 +25,7 @@ from ..autograd.mode import enable_grad, no_grad
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import fitted
+from ..core.storage import made_as_inputs
 from ..tensors.tensor_type import Tensor
 
 __all__ = ["Optimizer"]
@@ -245,7 +246,9 @@ class Optimizer:
             return None
         t = tensors.get(device)
         if t is None:
-            t = tensors[device] = asarray(np.array(values), device=fitted(device, (len(values),)))
+            with made_as_inputs():  # under arraykit.jit: an input of the program
+                t = asarray(np.array(values), device=fitted(device, (len(values),)))
+            tensors[device] = t
         return t
 
     def _hyper_values(self, group):
@@ -274,7 +277,8 @@ class Optimizer:
                     state = self.state.get(p)
                     fresh = state is None
                     if fresh:
-                        state = self._new_state(p, group)
+                        with made_as_inputs():  # under arraykit.jit: inputs of the program
+                            state = self._new_state(p, group)
                         if state:
                             self.state[p] = state
                     self._update(p, grad, state, hyper, group, fresh)

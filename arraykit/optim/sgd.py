@@ -72,7 +72,10 @@ class SGD(Optimizer):
             return
         buf = state["momentum_buffer"]
         operands = (grad, p, hyper) if decay else (grad, hyper)
-        apply_inplace(_sgd_buffer, buf, operands, (maximize, decay, fresh))
+        # the first step's buffer is the direction itself; with no dampening the general
+        # rule gives that from the zeroed buffer, and one kernel serves every step
+        first = fresh and group["dampening"] != 0
+        apply_inplace(_sgd_buffer, buf, operands, (maximize, decay, first))
         nesterov = bool(group["nesterov"])
         operands = (grad, buf, hyper) if nesterov else (buf, hyper)
         apply_inplace(_sgd_param, p, operands, ((maximize, decay, True, nesterov),))
