@@ -21,7 +21,9 @@ What it does:
    parametrizations of one backend per run; ``torch`` is the comparison run.
 3. Collects per-test outcomes in JUnit XML and writes a Markdown report
    (``conformance/sklearn_report.md``): totals and wall time per run, per
-   scikit-learn subpackage, and failures grouped by cause with an example each.
+   scikit-learn subpackage, failures grouped by cause with an example each, and the
+   parametrizations that pass on torch but not on arraykit (ids compared with the
+   backend's name masked), grouped by arraykit's outcome and message.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scipy_suite import _cell, _git_head, cause, parse_junit
+from scipy_suite import _cell, _git_head, cause
 
 SKLEARN_VERSION = "1.9.1"
 REQUIREMENTS = (f"scikit-learn=={SKLEARN_VERSION}", "scipy==1.17.1", "torch==2.13.0",
@@ -94,7 +96,8 @@ def ensure_venv(venv):
 
 
 def run_one(python, backend, args, log):
-    """Run scikit-learn's array-API tests for ``backend``: (counts, failures, wall s)."""
+    """Run scikit-learn's array-API tests for ``backend``: (outcomes, wall seconds,
+    whether it timed out), outcomes as :func:`test_outcomes` gives them."""
     xml = Path(tempfile.mkstemp(suffix=".xml")[1])
     keyword = f"array_api and {backend}" + (f" and ({args.k})" if args.k else "")
     env = dict(os.environ)
@@ -114,50 +117,55 @@ def run_one(python, backend, args, log):
     if args.x:
         cmd.append("-x")
     start = time.perf_counter()
+    timed_out = False
     try:
         proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True,
                               text=True, timeout=args.timeout)
         out = proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as e:
+        timed_out = True
         out = f"TIMEOUT after {args.timeout} s\n{e.stdout or ''}"
     wall = time.perf_counter() - start
     log.write(f"===== {backend} ({wall:.0f} s)\n$ {' '.join(cmd)}\n{out[-40000:]}\n")
     log.flush()
-    counts, failures = parse_junit(xml)
-    subpackages = subpackage_counts(xml)
+    outcomes = test_outcomes(xml, backend)
     xml.unlink(missing_ok=True)
-    if out.startswith("TIMEOUT"):
-        counts["timeout"] = 1
-    return counts, failures, subpackages, wall
+    return outcomes, wall, timed_out
 
 
-def subpackage_counts(xml):
-    """``{subpackage: Counter(outcome)}`` from the JUnit XML, by the test's class name
-    (``sklearn.linear_model.tests.test_ridge`` -> ``linear_model``)."""
+def test_outcomes(xml, backend):
+    """``{test id with the backend's name as <backend>: (outcome, message, subpackage)}``
+    from the JUnit XML; outcome is passed, failed, errors, skipped or xfailed, the
+    subpackage ``linear_model`` for ``[sklearn.]linear_model.tests.test_ridge``."""
     import xml.etree.ElementTree as ET
 
-    per = collections.defaultdict(collections.Counter)
+    results = {}
     try:
         root = ET.parse(xml).getroot()
     except (ET.ParseError, FileNotFoundError):
-        return per
+        return results
     for case in root.iter("testcase"):
-        parts = case.get("classname", "").split(".")
-        sub = parts[1] if len(parts) > 2 and parts[0] == "sklearn" else parts[0]
-        if sub.startswith("test_"):
-            sub = "(top level)"
-        outcome = "passed"
+        classname = case.get("classname", "")
+        parts = classname.removeprefix("sklearn.").split(".")
+        sub = parts[0] if len(parts) > 2 else "(top level)" if classname else "(collection)"
+        outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error"):
-                outcome = "failed"
+                outcome = "failed" if child.tag == "failure" else "errors"
+                message = child.get("message") or (child.text or "").strip()
             elif child.tag == "skipped":
-                outcome = "skipped"
-        per[sub][outcome] += 1
-    return per
+                outcome = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+                message = child.get("message") or ""
+        test = f"{classname}::{case.get('name', '')}".replace(backend, "<backend>")
+        results[test] = (outcome, message, sub)
+    return results
+
+
+_OUTCOMES = ("passed", "failed", "errors", "skipped", "xfailed")
 
 
 def report(results, args, started, python, path):
-    """Write the Markdown report of ``results[backend] = (counts, failures, subs, wall)``."""
+    """Write the Markdown report of ``results[backend] = (outcomes, wall, timed_out)``."""
     versions = subprocess.run(
         [str(python), "-c", "import sklearn, scipy, torch, jax, numpy; print(sklearn.__version__,"
          " scipy.__version__, torch.__version__, jax.__version__, numpy.__version__)"],
@@ -181,31 +189,59 @@ def report(results, args, started, python, path):
     ]
     if args.k or args.x:
         lines += [f"Partial run: -k {args.k!r}, -x {args.x}.", ""]
+    counts = {b: collections.Counter(o for o, _, _ in outcomes.values())
+              for b, (outcomes, _, _) in results.items()}
     lines += ["## Totals", "", "| run | passed | failed | errors | skipped | xfailed | wall |",
               "|---|---|---|---|---|---|---|"]
-    for backend, (counts, _, _, wall) in results.items():
-        timeout = " (TIMEOUT)" if counts.get("timeout") else ""
-        lines.append(f"| {backend} | {counts['passed']} | {counts['failed']} | "
-                     f"{counts['errors']} | {counts['skipped']} | {counts['xfailed']} | "
-                     f"{wall:.0f} s{timeout} |")
-    subs = sorted({s for _, _, per, _ in results.values() for s in per})
+    for backend, (_, wall, timed_out) in results.items():
+        c = counts[backend]
+        lines.append(f"| {backend} | " + " | ".join(str(c[o]) for o in _OUTCOMES)
+                     + f" | {wall:.0f} s{' (TIMEOUT)' if timed_out else ''} |")
+    per = {b: collections.defaultdict(collections.Counter) for b in results}
+    for backend, (outcomes, _, _) in results.items():
+        for outcome, _, sub in outcomes.values():
+            per[backend][sub][outcome] += 1
+    subs = sorted({s for b in per for s in per[b]})
     lines += ["", "## Per subpackage", "", "passed / failed / skipped", "",
               "| subpackage | " + " | ".join(results) + " |", "|---|" + "---|" * len(results)]
     for sub in subs:
-        cells = [f"{per[sub]['passed']} / {per[sub]['failed']} / {per[sub]['skipped']}"
-                 for _, _, per, _ in results.values()]
+        cells = [f"{per[b][sub]['passed']} / {per[b][sub]['failed'] + per[b][sub]['errors']} / "
+                 f"{per[b][sub]['skipped']}" for b in results]
         lines.append(f"| {sub} | " + " | ".join(cells) + " |")
-    for backend, (_, failures, _, _) in results.items():
+    for backend, (outcomes, _, _) in results.items():
         groups = collections.defaultdict(list)
-        for test, outcome, message in failures:
-            groups[cause(message)].append(test)
+        for test, (outcome, message, _) in outcomes.items():
+            if outcome in ("failed", "errors"):
+                groups[cause(message)].append(test)
         if not groups:
             continue
         lines += ["", f"## Failures and errors of `{backend}`, grouped by cause", "",
                   "| count | cause | example |", "|---|---|---|"]
         for key, tests in sorted(groups.items(), key=lambda kv: -len(kv[1])):
             lines.append(f"| {len(tests)} | `{_cell(key)}` | `{_cell(tests[0])}` |")
+    if "arraykit" in results and "torch" in results:
+        lines += _comparison(results["arraykit"][0], results["torch"][0])
     path.write_text("\n".join(lines) + "\n")
+
+
+def _comparison(ours, theirs):
+    """Report lines: the parametrizations (backend name masked) that pass on torch and
+    not on arraykit, grouped by arraykit's outcome and message."""
+    groups = collections.defaultdict(list)
+    for test, (outcome, _, _) in theirs.items():
+        if outcome == "passed" and test in ours and ours[test][0] != "passed":
+            groups[(ours[test][0], cause(ours[test][1]))].append(test)
+    only_torch = sum(1 for t, (o, _, _) in theirs.items() if o == "passed" and t not in ours)
+    lines = ["", "## Passing on torch, not on arraykit", "",
+             f"Test ids with the backend's name masked; {only_torch} tests that pass on torch "
+             "have no arraykit twin (torch's xpu and mps parametrizations, tests written for "
+             "torch alone)."]
+    if not groups:
+        return lines + ["", "None: every parametrization that passes on torch passes on arraykit."]
+    lines += ["", "| count | arraykit's outcome | message | example |", "|---|---|---|---|"]
+    for (outcome, message), tests in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"| {len(tests)} | {outcome} | `{_cell(message)}` | `{_cell(tests[0])}` |")
+    return lines
 
 
 def main(argv=None):
@@ -231,7 +267,8 @@ def main(argv=None):
     with open(log_path, "w") as log:
         for backend in args.runs:
             results[backend] = run_one(python, backend, args, log)
-            counts, _, _, wall = results[backend]
+            outcomes, wall, _ = results[backend]
+            counts = collections.Counter(o for o, _, _ in outcomes.values())
             print(f"{backend:9s} {dict(counts)} {wall:.0f} s", flush=True)
             report(results, args, started, python, args.report)
     print(f"report: {args.report}; pytest output: {log_path}")
