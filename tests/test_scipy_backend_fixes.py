@@ -477,3 +477,74 @@ def test_asarray_of_an_unsupported_object_names_it():
         ak.asarray("a duck")
     with pytest.raises(TypeError, match="of type object"):
         ak.asarray(object())
+
+
+# ---------------------------------------------------------------------- issue 36: SciPy's loops
+
+
+def _kernel_calls():
+    info = ak.cache_info()
+    return info["hits"] + info["misses"]
+
+
+def test_small_cpu_advanced_indexing_and_concat_run_no_kernel():
+    """SciPy's iterative methods index with masks whose counts change every step and
+    join the pieces: small CPU tensors take NumPy's host path (no kernel to compile
+    per new shape); values as NumPy's."""
+    rng = np.random.default_rng(0)
+    a = rng.random((6, 5))
+    x = ak.asarray(a, device="cpu")
+    before = _kernel_calls()
+    for k in range(1, 6):
+        mask = a[:, 0] > k / 6
+        np.testing.assert_array_equal(x[ak.asarray(mask, device="cpu")].numpy(), a[mask])
+        np.testing.assert_array_equal(x[:k, [0, -1]].numpy(), a[:k, [0, -1]])
+        np.testing.assert_array_equal(
+            ak.concat([x[:k], x[k:]], axis=0).numpy(), np.concatenate([a[:k], a[k:]]))
+    assert _kernel_calls() - before <= 10  # the masks' comparisons and transfers, no gathers
+
+
+@pytest.mark.parametrize("value", ["scalar", "tensor", "float_into_int"])
+def test_small_cpu_advanced_setitem_like_numpy(value):
+    a = np.arange(24).reshape(4, 6)
+    x = ak.asarray(a, device="cpu")
+    idx = np.array([3, 0, 2])
+    if value == "scalar":
+        x[ak.asarray(idx, device="cpu"), 1:3] = -5
+        a[idx, 1:3] = -5
+    elif value == "tensor":
+        v = np.arange(6).reshape(3, 2) * 10
+        x[ak.asarray(idx, device="cpu"), 1:3] = ak.asarray(v, device="cpu")
+        a[idx, 1:3] = v
+    else:
+        v = np.array([1.7, -2.7])
+        x[ak.asarray(idx[:2], device="cpu"), 0] = ak.asarray(v, device="cpu")
+        t = torch.from_numpy(np.arange(24).reshape(4, 6))
+        t[torch.from_numpy(idx[:2]), 0] = torch.from_numpy(v).to(torch.int64)
+        a = t.numpy()
+    np.testing.assert_array_equal(x.numpy(), a)
+
+
+def test_host_path_keeps_the_checks_and_aliasing():
+    x = ak.arange(5.0, device="cpu")
+    with pytest.raises(IndexError):
+        x[ak.asarray([0, 5], device="cpu")]
+    with pytest.raises(IndexError):
+        x[ak.asarray([True, False], device="cpu")]
+    with pytest.raises(ValueError):
+        x[ak.asarray([0, 1], device="cpu")] = ak.ones(3, device="cpu")
+    np.testing.assert_array_equal(x.numpy(), np.arange(5.0))  # nothing half-written
+    view = x[1:4]
+    view[ak.asarray([0, 2], device="cpu")] = x[ak.asarray([4, 0], device="cpu")]
+    np.testing.assert_array_equal(x.numpy(), [0.0, 4.0, 2.0, 0.0, 4.0])  # through the view
+    got = x[ak.asarray([1, 1], device="cpu")]
+    got[0] = 100.0  # a new tensor, not a view
+    assert x[1].item() == 4.0
+
+
+def test_advanced_indexing_under_autograd_still_differentiates():
+    x = ak.asarray([1.0, 2.0, 3.0], device="cpu", requires_grad=True)
+    xt = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for t, idx in ((x, ak.asarray([2, 0, 2], device="cpu")), (xt, torch.tensor([2, 0, 2]))):
+        (t[idx] * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())

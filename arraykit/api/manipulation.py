@@ -20,6 +20,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels.launch import apply
+from ..tensors import host_paths
 from ..tensors.tensor_type import Tensor, require_tensor
 from . import torch_keywords as T
 from . import host_results
@@ -310,6 +311,8 @@ def concat(arrays=None, /, dim=None, *, axis=0, out=None, tensors=None):
                         f"concat: shapes must match except along axis {axis}; got shapes "
                         f"{shapes}, which differ in dimension {d}"
                     )
+    if host_paths.applies(*arrays):  # small CPU tensors: no kernel to compile per shape
+        return host_paths.concat(arrays, axis, dtype.np)
     return apply(_concat, arrays, (axis, dtype.np))
 
 

@@ -33,6 +33,7 @@ from ..kernels import bodies as _ops
 from ..kernels.export import dense_values, dlpack_device, export_dlpack
 from ..kernels.launch import apply, apply_inplace, register_tensor_type
 from ..core import deferred_checks
+from . import host_paths
 from . import indexing_keys as K
 from . import namespace_registry as _namespace
 from . import operands
@@ -561,6 +562,8 @@ class Tensor:
     def __getitem__(self, key):
         if K.is_basic(key):
             return self._view(L.index(self._layout, K.basic_key(key)))
+        if host_paths.applies(self) and not _has_traced(key):
+            return host_paths.getitem(self, K.plan(self.shape, key))
         p = self._plan(key)
         return apply(K.gather, (self,) + p.operands, (p.structure, p.result_shape is not None))
 
@@ -585,7 +588,16 @@ class Tensor:
                     f"tensor of shape {self.shape}"
                 )
             value = value.reshape(())
-            apply_inplace(K.mask_where, self, (mask, value))
+            if host_paths.applies(self, mask) and host_paths.writes_here(self):
+                host_paths.setitem(self, mask, value)
+            else:
+                apply_inplace(K.mask_where, self, (mask, value))
+            return
+        if (host_paths.applies(self) and not _has_traced(key)
+                and (not isinstance(value, Tensor) or host_paths.applies(value))):
+            p = K.plan(self.shape, key)
+            L.broadcast_to(L.contiguous(np.shape(value)), p.result_shape)
+            host_paths.setitem(self, p, value)
             return
         p = self._plan(key)
         if p.result_shape is not None:

@@ -1,0 +1,121 @@
+"""Data movement of small CPU tensors done by NumPy on the host, with no kernel.
+
+Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``) and ``concat`` have result
+shapes that change from call to call in the loops of SciPy's iterative methods (the
+elements still active shrink each step), and a kernel compiles for every new shape
+(tens of milliseconds on the CPU, against microseconds to run). For a small CPU tensor
+the values are in host memory already: NumPy gathers, scatters and joins them with no
+compilation, and the result is the same (these operations only move elements; a cast
+to the result dtype converts as the kernel does).
+
+The host path is taken where it gives exactly the kernel's result: concrete CPU
+tensors of NumPy's own dtypes (not bfloat16), at most :data:`HOST_ELEMENTS` elements
+each, no autograd (no history, no ``requires_grad``), no ``arraykit.jit`` trace.
+Everything else (GPU tensors, large, tracked or traced tensors) runs the kernels.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ..core import storage as S
+from ..core.devices import host_to_device, one_cpu
+from ..kernels.launch import Locks, is_tensor
+from . import indexing_keys as K
+from .operands import from_numpy
+
+HOST_ELEMENTS = 4096
+"""Largest tensor (in elements) the host path handles."""
+
+
+def applies(*tensors):
+    """Whether the host path gives the kernels' result for ``tensors`` (see above)."""
+    if S._trace is not None:
+        return False
+    for x in tensors:
+        st = x._storage
+        if (
+            x._layout.numel > HOST_ELEMENTS
+            or st.node is not None
+            or x.requires_grad
+            or not one_cpu(st.device)
+            or isinstance(st._buffer, jax.core.Tracer)
+            or x._dtype.np.isbuiltin != 1
+        ):
+            return False
+    return True
+
+
+def computed(fn, *tensors):
+    """``fn(*values)`` of the tensors' NumPy values (read under their locks; ``fn``
+    must not keep them) as a new tensor on the first tensor's device."""
+    with Locks([t._storage for t in tensors]):
+        out = fn(*[t._storage.host_array(t._layout) for t in tensors])
+        out = np.array(out, copy=True)  # a result that still views a storage is copied out
+    return from_numpy(out, tensors[0].device)
+
+
+def getitem(x, plan):
+    """``x[key]`` for the advanced key whose eager :class:`~.indexing_keys.Plan`
+    (NumPy index arrays, checked) is ``plan``: a new tensor on ``x``'s device."""
+    key = K.jax_key(plan.structure, plan.operands)
+    return computed(lambda values: K.with_bool_axes(np, values, plan.structure)[key], x)
+
+
+def setitem(x, key, value):
+    """``x[key] = value`` on the host: ``key`` an eager :class:`~.indexing_keys.Plan`
+    or a boolean mask tensor over ``x``'s leading axes, ``value`` a tensor or 0-d
+    scalar already checked to broadcast to the selection (cast to ``x``'s dtype as
+    the kernels cast). ``x``'s storage gets a new buffer when :func:`writes_here`,
+    else the values are written by the write kernel."""
+    storages = [x._storage] + [v._storage for v in (key, value) if is_tensor(v)]
+    with Locks(storages):
+        values = np.array(x._storage.host_array(x._layout), copy=True)
+        new = value._storage.host_array(value._layout) if is_tensor(value) else np.asarray(value)
+        new = new.astype(values.dtype, copy=False)
+        if is_tensor(key):
+            values[key._storage.host_array(key._layout)] = new
+        else:
+            K.with_bool_axes(np, values, key.structure)[K.jax_key(key.structure, key.operands)] = new
+        if writes_here(x):
+            _store(x, values)
+            return
+    x._write(from_numpy(values, x.device))
+
+
+def writes_here(x):
+    """Whether a write into ``x`` (for which :func:`applies` holds) may replace its
+    whole storage's buffer with one made on the host: a small storage in a JAX buffer."""
+    st = x._storage
+    return type(st._buffer) is not np.ndarray and st._buffer.size <= HOST_ELEMENTS
+
+
+def _store(x, values):
+    """Write the NumPy ``values`` (``x``'s shape and dtype) through ``x``'s layout into a
+    host copy of its whole storage and make that the storage's new buffer (the caller
+    holds the storage's lock)."""
+    st = x._storage
+    layout = x._layout
+    if layout.numel == 0:
+        return
+    flat = np.array(st.host_view(), copy=True)
+    itemsize = flat.itemsize
+    np.ndarray(layout.shape, flat.dtype, buffer=flat, offset=layout.offset * itemsize,
+               strides=tuple(s * itemsize for s in layout.strides))[...] = values
+    st.replace(_new_buffer, _new_buffer, host_to_device(flat.reshape(st._buffer.shape), st.device))
+
+
+def _new_buffer(old, new):
+    return new
+
+
+def concat(arrays, axis, np_dtype):
+    """``concat(arrays, axis=axis)`` in ``np_dtype`` (``axis`` None: flattened first)."""
+
+    def join(*values):
+        if axis is None:
+            return np.concatenate([v.reshape(-1).astype(np_dtype, copy=False) for v in values])
+        return np.concatenate([v.astype(np_dtype, copy=False) for v in values], axis=axis)
+
+    return computed(join, *arrays)
