@@ -21,8 +21,9 @@ from .api import (
     indexing, info, linalg, manipulation, matrix_products, searching, set_functions, sorting,
     sparse_coo,
     statistical, tensor_methods, torch_creation, torch_indexing, torch_pointwise,
-    torch_aliases, torch_inplace_functions, torch_method_functions, torch_more_methods,
-    torch_more_pointwise, torch_products, torch_reductions, torch_shapes, utility, versions,
+    torch_aliases, torch_inplace_functions, torch_method_functions, torch_more_creation,
+    torch_more_methods, torch_more_pointwise, torch_more_products, torch_more_shapes,
+    torch_products, torch_reductions, torch_shapes, utility, versions,
 )
 from .api.constants import *  # noqa: F401,F403
 from .api.creation import *  # noqa: F401,F403
@@ -45,7 +46,10 @@ from .api.torch_creation import *  # noqa: F401,F403
 from .api.torch_indexing import *  # noqa: F401,F403
 from .api.torch_inplace_functions import *  # noqa: F401,F403
 from .api.torch_method_functions import *  # noqa: F401,F403
+from .api.torch_more_creation import *  # noqa: F401,F403
 from .api.torch_more_pointwise import *  # noqa: F401,F403
+from .api.torch_more_products import *  # noqa: F401,F403
+from .api.torch_more_shapes import *  # noqa: F401,F403
 from .api.torch_pointwise import *  # noqa: F401,F403
 from .api.torch_products import *  # noqa: F401,F403
 from .api.torch_reductions import *  # noqa: F401,F403
@@ -129,7 +133,10 @@ __all__ = (
     + torch_indexing.__all__
     + torch_inplace_functions.__all__
     + torch_method_functions.__all__
+    + torch_more_creation.__all__
     + torch_more_pointwise.__all__
+    + torch_more_products.__all__
+    + torch_more_shapes.__all__
     + torch_functions.__all__
     + torch_pointwise.__all__
     + torch_products.__all__

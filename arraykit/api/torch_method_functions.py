@@ -18,7 +18,7 @@ from . import torch_keywords as T
 from .naming import named
 
 _PREDICATES = (
-    "is_complex", "is_conj", "is_neg", "is_nonzero", "is_same_size", "is_signed",
+    "get_device", "is_complex", "is_conj", "is_neg", "is_nonzero", "is_same_size", "is_signed",
     "resolve_conj", "resolve_neg",
 )
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import builtins
 
-from ..tensors.tensor_type import Tensor
+from ..tensors.tensor_type import Tensor, _dims
+from . import manipulation as M
 from . import torch_more_pointwise as MP
-from .tensor_methods import _attach, _inplace_twin
+from . import torch_more_products as PR
+from . import torch_more_shapes as SH
+from .tensor_methods import _attach, _attach_property, _inplace_twin
 
 
 def _method_of(name, function):
@@ -81,3 +84,61 @@ _attach("resolve_conj", lambda self: self, "``x.resolve_conj()``: ``x`` itself (
         ":meth:`is_conj`).")
 _attach("resolve_neg", lambda self: self, "``x.resolve_neg()``: ``x`` itself (see "
         ":meth:`is_neg`).")
+
+
+# ----------------------------------------------------------------------------- products, shapes
+
+_FUNCTIONS = {
+    **{name: getattr(PR, name) for name in (
+        "addbmm", "addmv", "addr", "adjoint", "cholesky", "cholesky_inverse", "det", "inner",
+        "inverse", "logdet", "matrix_exp", "matrix_power", "mv", "pinverse", "qr", "slogdet",
+        "svd", "vdot")},
+    **{name: getattr(SH, name) for name in (
+        "argwhere", "corrcoef", "cov", "diagflat", "diagonal_scatter", "dsplit", "hsplit",
+        "index_put", "index_put_", "msort", "nanmean", "nansum", "ravel", "select_scatter",
+        "slice_scatter", "split_with_sizes", "unsafe_chunk", "unsafe_split",
+        "unsafe_split_with_sizes", "vsplit")},
+}
+for _name, _fn in _FUNCTIONS.items():
+    _method_of(_name, _fn)
+for _name in ("addbmm", "addmv", "addr"):
+    _inplace_twin(_name)
+del _name, _fn
+
+
+def _cholesky_solve(self, input2, upper=False):
+    return PR.cholesky_solve(self, input2, upper)
+
+
+def _triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803
+    return PR.triangular_solve(self, A, upper, transpose, unitriangular)
+
+
+def _tile(self, *dims):
+    return M.tile(self, _dims(dims))
+
+
+def _get_device(self):
+    device = self.device
+    return -1 if device.platform == "cpu" else device.id
+
+
+def _conjugate_transpose(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got "
+                           f"{self.ndim}-D; use x.mH for batches")
+    return PR.adjoint(self)
+
+
+_attach("cholesky_solve", _cholesky_solve, "``x.cholesky_solve(L, upper=False)``: "
+        ":func:`arraykit.cholesky_solve` with ``x`` the right-hand side.")
+_attach("triangular_solve", _triangular_solve, "``b.triangular_solve(A, upper=True, "
+        "transpose=False, unitriangular=False)``: :func:`arraykit.triangular_solve`.")
+_attach("tile", _tile, "``x.tile(*dims)``: :func:`arraykit.tile` (``dims`` as one sequence or "
+        "several ints).")
+_attach("get_device", _get_device, "``x.get_device()``: -1 for a CPU tensor, the device index "
+        "otherwise (PyTorch's).")
+_attach_property("mH", lambda self: PR.adjoint(self), "The conjugate transpose of the last two "
+                 "dimensions (:func:`arraykit.adjoint`; a view for real tensors).")
+_attach_property("H", _conjugate_transpose, "The conjugate transpose of a matrix (a view for "
+                 "real tensors).")

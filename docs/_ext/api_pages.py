@@ -63,6 +63,8 @@ MODULE_PAGES = {
     "torch_creation": "creation", "torch_indexing": "indexing", "versions": "inspection",
     "compiler": "jit", "size": "tensor", "activation": "torch_functions",
     "torch_more_pointwise": "elementwise", "torch_inplace_functions": "elementwise",
+    "torch_more_products": "linear_algebra", "torch_more_shapes": "manipulation",
+    "torch_more_creation": "creation",
     "torch_method_functions": "tensor", "torch_functions": "torch_functions",
     "conv": "torch_functions", "pooling": "torch_functions", "dense": "torch_functions",
     "pixelshuffle": "torch_functions", "distance": "torch_functions",
