@@ -13,17 +13,22 @@ keep PyTorch's own (ATen) signatures, which differ from the functional ones:
   ``cudnn_enable(d)`` flag (ignored: there is no cuDNN);
 * ``dropout``, ``alpha_dropout``, ``feature_dropout`` and ``feature_alpha_dropout``
   take ``(input, p, train)`` without defaults, and have in-place ``_`` forms;
-* ``adaptive_max_pool1d`` always returns ``(values, indices)``.
+* ``adaptive_max_pool1d`` always returns ``(values, indices)``;
+* ``grid_sampler`` (and its ``_2d``/``_3d`` forms) takes the interpolation and padding
+  modes as integer codes (0 bilinear, 1 nearest, 2 bicubic; 0 zeros, 1 border,
+  2 reflection) and ``align_corners`` without a default, ``affine_grid_generator``
+  ``(theta, size, align_corners)``.
 """
 
 from __future__ import annotations
 
 from .functional import activation as A
 from .functional import conv, ctc, distance, dropouts, loss, normalization, pixelshuffle, pooling
-from .functional import dense
+from .functional import dense, grid_sampling
 
 __all__ = [
-    "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_",
+    "adaptive_avg_pool1d", "adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
+    "alpha_dropout_", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
     "avg_pool1d", "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu",
     "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
@@ -201,3 +206,37 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06
     """:func:`arraykit.nn.functional.triplet_margin_loss` with an integer ``reduction``."""
     return loss.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                     reduction=_reduction("triplet_margin_loss", reduction))
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """:func:`arraykit.nn.functional.affine_grid` with ``align_corners`` required."""
+    return grid_sampling.affine_grid(theta, size, align_corners)
+
+
+def _code(name, table, code):
+    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code < len(table):
+        raise ValueError(f"{name}(): expected one of the codes "
+                         f"{dict(enumerate(table))}, got {code!r}")
+    return table[code]
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
+    """:func:`arraykit.nn.functional.grid_sample` with PyTorch's integer mode codes."""
+    return grid_sampling.grid_sample(
+        input, grid, _code("grid_sampler", grid_sampling.MODES, interpolation_mode),
+        _code("grid_sampler", grid_sampling.PADDINGS, padding_mode), bool(align_corners))
+
+
+def _grid_sampler_of(ndim):
+    def function(input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
+        if getattr(input, "ndim", None) != ndim:
+            raise RuntimeError(f"grid_sampler_{ndim - 2}d(): expected a {ndim}-D input, got "
+                               f"shape {getattr(input, 'shape', None)}")
+        return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    function.__name__ = function.__qualname__ = f"grid_sampler_{ndim - 2}d"
+    function.__doc__ = f":func:`grid_sampler` of a {ndim}-D input."
+    return function
+
+
+grid_sampler_2d = _grid_sampler_of(4)
+grid_sampler_3d = _grid_sampler_of(5)

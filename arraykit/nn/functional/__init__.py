@@ -11,7 +11,7 @@ one kernel (see :mod:`arraykit.nn.attention_kernels`). A family module is named 
 that no function of the namespace shadows it (``dropouts``, ``dense``).
 """
 
-from . import activation, attention, conv, ctc, dense, distance, dropouts, folding, loss, normalization, padding, pixelshuffle, pooling, sparse, upsampling
+from . import activation, attention, conv, ctc, dense, distance, dropouts, folding, grid_sampling, loss, normalization, padding, pixelshuffle, pooling, sparse, upsampling
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -20,6 +20,7 @@ from .dense import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .dropouts import *  # noqa: F401,F403
 from .folding import *  # noqa: F401,F403
+from .grid_sampling import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
@@ -28,5 +29,5 @@ from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
-_FAMILIES = (activation, attention, conv, ctc, dense, distance, dropouts, loss, normalization, sparse, padding, pooling, upsampling, folding, pixelshuffle)
+_FAMILIES = (activation, attention, conv, ctc, dense, distance, dropouts, loss, normalization, sparse, padding, pooling, upsampling, folding, pixelshuffle, grid_sampling)
 __all__ = [name for family in _FAMILIES for name in family.__all__]
