@@ -4,6 +4,7 @@ per family as in ``torch.nn.modules``, with PyTorch's default initialisations
 
 from . import (
     activation,
+    adaptive,
     attention,
     container,
     conv,
@@ -24,6 +25,7 @@ from . import (
     upsampling,
 )
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -43,5 +45,5 @@ from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
 _FAMILIES = (linear, conv, distance, activation, dropout, flatten, sparse, normalization, container, loss, rnn, attention,
-             transformer, pooling, padding, upsampling, pixelshuffle, fold)
+             transformer, pooling, padding, upsampling, pixelshuffle, fold, adaptive)
 __all__ = [name for family in _FAMILIES for name in family.__all__]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .. import functional as F
 from ..functional.loss import _legacy_reduction
 from ..module import Module
+from .linear import Linear
 
 __all__ = [
     "BCELoss",
@@ -20,6 +21,7 @@ __all__ = [
     "HuberLoss",
     "KLDivLoss",
     "L1Loss",
+    "LinearCrossEntropyLoss",
     "MSELoss",
     "MarginRankingLoss",
     "MultiLabelMarginLoss",
@@ -331,3 +333,57 @@ class CTCLoss(_Loss):
         """The CTC loss."""
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross-entropy of ``target`` under the logits of an internal bias-optional
+    ``Linear(in_features, num_classes * prod(out_features))`` (PyTorch 2.13's module,
+    its parameters under ``linear.weight``/``linear.bias``): logits ``(N, C,
+    *out_features)`` for an input ``(N, in_features)``, ``(C, *out_features)`` for
+    ``(in_features,)``; ``target`` class indices or class probabilities, ``weight``,
+    ``ignore_index`` (None: -100), ``reduction`` and ``label_smoothing`` as
+    :class:`CrossEntropyLoss`. With class indices and no ``out_features`` or class
+    weights, the loss is :func:`arraykit.nn.functional.linear_cross_entropy`'s chunked
+    kernel, which never forms the logits; ``options`` (PyTorch's chunking settings)
+    is kept as given and not read: that kernel chooses its own chunks."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        size = num_classes
+        for extent in self.out_features:
+            size *= extent
+        self.linear = Linear(in_features, size, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):  # noqa: A002 (PyTorch's names)
+        """The loss of ``input``'s logits against ``target``."""
+        ignore_index = -100 if self.ignore_index is None else self.ignore_index
+        weight, bias = self.linear.weight, self.linear.bias
+        indices = target._dtype.kind in ("int", "uint")
+        if (indices and not self.out_features and self.weight is None and input.ndim >= 2
+                and target.shape == input.shape[:-1]):
+            return F.linear_cross_entropy(input, weight, target, bias, ignore_index,
+                                          self.reduction, self.label_smoothing)
+        logits = F.linear(input, weight, bias)
+        logits = logits.reshape(logits.shape[:-1] + (self.num_classes,) + self.out_features)
+        return F.cross_entropy(logits, target, weight=self.weight, ignore_index=ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+    def extra_repr(self):
+        """The module's options, as PyTorch prints them."""
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
