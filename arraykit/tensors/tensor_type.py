@@ -63,6 +63,16 @@ def _dims(args):
     return tuple(args)
 
 
+def _dims_or_keyword(method, args, name, value):
+    """The sizes or dimensions of a PyTorch varargs method, given by position
+    (``x.permute(1, 0)``) or as PyTorch's keyword (``x.permute(dims=(1, 0))``), not both."""
+    if value is None:
+        return _dims(args)
+    if args:
+        raise TypeError(f"{method}() got both positional {name} and {name}=; pass one of them")
+    return _dims((value,))
+
+
 def _covers_its_storage(tensor):
     """Whether ``tensor`` reads all of its storage in C order from offset 0: the
     storage's buffer holds its values as they are, up to a reshape."""
@@ -229,6 +239,8 @@ class Tensor:
             strides = L.infer_dense_strides(lay.shape, lay.strides)
             if not L.is_contiguous(L.Layout(lay.shape, strides)):
                 return self._dense_copy(strides)
+        if host_paths.applies(self):  # no copy kernel compiled per shape
+            return host_paths.computed(_same_values, self)
         return apply(_identity, (self,))
 
     def numpy(self):
@@ -417,14 +429,15 @@ class Tensor:
 
     # ------------------------------------------------------------------ views
 
-    def view(self, *shape):
-        """Same storage, new shape (PyTorch's rule; raises when only reshape works).
+    def view(self, *shape, size=None):
+        """Same storage, new shape (PyTorch's rule; raises when only reshape works); the
+        shape also as PyTorch's keyword ``size=``.
 
         ``view(dtype)`` (PyTorch's, NumPy's ``a.view(float)``): the same memory read as
         another dtype, see ``_view_dtype``."""
-        if len(shape) == 1 and _is_dtype_like(shape[0]):
+        if size is None and len(shape) == 1 and _is_dtype_like(shape[0]):
             return self._view_dtype(shape[0])
-        return self._view(L.view(self._layout, _dims(shape)))
+        return self._view(L.view(self._layout, _dims_or_keyword("view", shape, "size", size)))
 
     def _view_dtype(self, dtype):
         """The tensor's bits reinterpreted as ``dtype`` (an arraykit or NumPy dtype, or a
@@ -474,17 +487,18 @@ class Tensor:
         buf, layout = share_host(values)
         return Tensor._make(Storage(buf, new, st.device), layout, new)
 
-    def reshape(self, *shape):
-        """A view when the layout allows one, otherwise a contiguous copy."""
-        shape = _dims(shape)
+    def reshape(self, *sizes, shape=None):
+        """A view when the layout allows one, otherwise a contiguous copy (the shape by
+        position or as ``shape=``, PyTorch's keyword)."""
+        shape = _dims_or_keyword("reshape", sizes, "shape", shape)
         lay = L.try_view(self._layout, shape)
         if lay is not None:
             return self._view(lay)
         return self.contiguous()._view(L.view(L.contiguous(self.shape), shape))
 
-    def permute(self, *dims):
-        """Reorder dimensions (view)."""
-        return self._view(L.permute(self._layout, _dims(dims)))
+    def permute(self, *order, dims=None):
+        """Reorder dimensions (view): by position or as ``dims=``, PyTorch's keyword."""
+        return self._view(L.permute(self._layout, _dims_or_keyword("permute", order, "dims", dims)))
 
     def transpose(self, dim0, dim1):
         """Swap two dimensions (view)."""
@@ -516,9 +530,10 @@ class Tensor:
         """``length`` elements along ``dim`` from ``start`` (view)."""
         return self._view(L.narrow(self._layout, dim, start, length))
 
-    def expand(self, *sizes):
-        """Broadcast size-1 dims to ``sizes`` with stride 0 (view; -1 keeps a size)."""
-        return self._view(L.expand(self._layout, _dims(sizes)))
+    def expand(self, *sizes, size=None):
+        """Broadcast size-1 dims to ``sizes`` (or PyTorch's keyword ``size=``) with
+        stride 0 (view; -1 keeps a size)."""
+        return self._view(L.expand(self._layout, _dims_or_keyword("expand", sizes, "size", size)))
 
     def expand_as(self, other):
         """Expand to ``other``'s shape (view)."""
@@ -544,9 +559,11 @@ class Tensor:
         """The diagonal of ``dim1``/``dim2``, appended as the last dim (view)."""
         return self._view(L.diagonal(self._layout, offset, dim1, dim2))
 
-    def flip(self, *dims):
-        """Reverse the order along ``dims``, all dims when none are given (a view)."""
-        return self._view(L.flip(self._layout, _dims(dims) if dims else None))
+    def flip(self, *axes, dims=None):
+        """Reverse the order along the given dimensions (by position or as ``dims=``,
+        PyTorch's keyword), all dims when none are given (a view)."""
+        dims = _dims_or_keyword("flip", axes, "dims", dims)
+        return self._view(L.flip(self._layout, dims if dims else None))
 
     def unfold(self, dimension, size, step):
         """Sliding windows along ``dimension`` (view; windows may overlap)."""
@@ -938,6 +955,10 @@ def _has_traced(key):
 
 def _index_tensor(arr, device):
     return Tensor._from_buffer(put(arr, device), L.contiguous(arr.shape), device)
+
+
+def _same_values(values):
+    return values
 
 
 def _single_mask(key):
