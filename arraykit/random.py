@@ -112,6 +112,30 @@ def _bernoulli_into(key, cur, p):
     return jax.random.bernoulli(key, jnp.broadcast_to(p, cur.shape)).astype(cur.dtype)
 
 
+def _exponential_into(key, cur, rate):
+    return (jax.random.exponential(key, cur.shape, cur.dtype) / rate).astype(cur.dtype)
+
+
+def _log_normal_into(key, cur, mean, std):
+    return jnp.exp(jax.random.normal(key, cur.shape, cur.dtype) * std + mean)
+
+
+def _cauchy_into(key, cur, median, sigma):
+    return (jax.random.cauchy(key, cur.shape, cur.dtype) * sigma + median).astype(cur.dtype)
+
+
+def _geometric_into(key, cur, p):
+    u = jax.random.uniform(key, cur.shape, jnp.float64 if cur.dtype == jnp.float64 else
+                           jnp.float32, minval=jnp.finfo(jnp.float32).tiny)
+    trials = jnp.maximum(jnp.ceil(jnp.log(u) / jnp.log1p(-p)), 1)
+    return trials.astype(cur.dtype)
+
+
+def _integers_into(key, cur, low, high):
+    values = jax.random.randint(key, cur.shape, low, high, dtype=jnp.int64)
+    return values.astype(cur.dtype)
+
+
 # ---------------------------------------------------------------------- generators
 
 
@@ -533,13 +557,93 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return draw_into(self, _bernoulli_into, (p,), generator=generator)
 
 
+def _positive(value, name, what):
+    value = _number(value, name)
+    if not value > 0:
+        raise ValueError(f"{name} expects {what} > 0.0, but found {what}={value}")
+    return value
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with exponential samples of rate ``lambd`` (mean ``1 / lambd``) in place."""
+    _floating(self.dtype, "exponential_")
+    rate = _positive(lambd, "exponential_", "lambda")
+    return draw_into(self, _exponential_into, (self.dtype.np.type(rate),), generator=generator)
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with samples whose logarithm is normal with ``mean`` and ``std``, in place."""
+    _floating(self.dtype, "log_normal_")
+    mean, std = _number(mean, "mean"), _positive(std, "log_normal_", "std")
+    real = self.dtype.np.type
+    return draw_into(self, _log_normal_into, (real(mean), real(std)), generator=generator)
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with Cauchy samples of the given ``median`` and scale ``sigma``, in place."""
+    _floating(self.dtype, "cauchy_")
+    median, sigma = _number(median, "median"), _positive(sigma, "cauchy_", "sigma")
+    real = self.dtype.np.type
+    return draw_into(self, _cauchy_into, (real(median), real(sigma)), generator=generator)
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2,
+    ...), in place (any real dtype)."""
+    p = _number(p, "p")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    if self.dtype.kind not in ("int", "uint", "float"):
+        raise TypeError(f"geometric_(): expected a real tensor, got {self.dtype}")
+    return draw_into(self, _geometric_into, (np.float32(p),), generator=generator)
+
+
+def _random_bounds(dtype, low, high):
+    """PyTorch's ``random_`` range ``[low, high)``: by default up to the largest integer
+    the dtype holds exactly (``2 ** mantissa + 1`` for floats, its maximum for integers)."""
+    if high is None:
+        if dtype.kind == "float":
+            high = 2 ** (np.finfo(dtype.np).nmant + 1) + 1
+        elif dtype.kind == "bool":
+            high = 2
+        else:
+            high = int(np.iinfo(dtype.np).max) + 1
+    return int(low), int(high)
+
+
+def _random_(self, from_=0, to=None, *, generator=None):
+    """Fill with integers drawn uniformly from ``[from, to)`` in place (PyTorch's
+    ``x.random_(to)``, ``x.random_(from, to)`` and ``x.random_()``: up to the largest
+    integer the dtype holds exactly)."""
+    if self.dtype.kind == "complex":
+        raise TypeError(f"random_(): expected a real tensor, got {self.dtype}")
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    low, high = _random_bounds(self.dtype, from_, to)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if high > 2 ** 63 - 1:
+        high = 2 ** 63 - 1  # int64's limit, where the draw is made
+    return draw_into(self, _integers_into, (), (low, high), generator=generator)
+
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    """``x.bernoulli()``: 0/1 samples with the probabilities in ``x``; ``x.bernoulli(p)``:
+    with probability ``p`` in ``x``'s shape (:func:`bernoulli`)."""
+    return bernoulli(self, p, generator=generator)
+
+
 def _multinomial_method(self, num_samples, replacement=False, *, generator=None):
     """``x.multinomial(num_samples, replacement=False)``: :func:`multinomial` of ``x``."""
     return multinomial(self, num_samples, replacement, generator=generator)
 
 
 for _name, _method in (("uniform_", _uniform_), ("normal_", _normal_), ("bernoulli_", _bernoulli_),
-                       ("multinomial", _multinomial_method)):
+                       ("multinomial", _multinomial_method), ("exponential_", _exponential_),
+                       ("log_normal_", _log_normal_), ("cauchy_", _cauchy_),
+                       ("geometric_", _geometric_), ("random_", _random_),
+                       ("bernoulli", _bernoulli_method)):
     _method.__name__ = _name
     _method.__qualname__ = f"Tensor.{_name}"
     setattr(Tensor, _name, _method)

@@ -1,7 +1,7 @@
 """More of PyTorch's creation functions: the signal windows (``hann_window``,
 ``hamming_window``, ``bartlett_window``, ``blackman_window``, ``kaiser_window``),
-``scalar_tensor``, the deprecated inclusive ``range``, ``complex``, ``polar`` and
-``promote_types``.
+``scalar_tensor``, ``empty_strided``, the deprecated inclusive ``range``, ``complex``,
+``polar`` and ``promote_types``.
 
 The windows are computed on the host in float64 (NumPy's formulas) and created in
 the requested dtype (the default float dtype otherwise); ``periodic=True`` (PyTorch's
@@ -22,7 +22,8 @@ from .dtype_functions import astype
 from .naming import named
 
 __all__ = [
-    "bartlett_window", "blackman_window", "complex", "hamming_window", "hann_window",
+    "bartlett_window", "blackman_window", "complex", "empty_strided", "hamming_window",
+    "hann_window",
     "kaiser_window", "polar", "promote_types", "range", "scalar_tensor",
 ]
 
@@ -134,3 +135,21 @@ def promote_types(type1, type2):
     """The dtype two dtypes promote to (arraykit's promotion: the standard's table,
     NumPy's for mixed kinds; see :mod:`arraykit.core.dtypes`)."""
     return D.promote(D.as_dtype(type1), D.as_dtype(type2))
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialised tensor of ``size`` with the given ``stride`` (in elements) over a
+    new storage just large enough for it."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: size "
+                           f"{size}, stride {stride}")
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"empty_strided: negative sizes or strides are not allowed: size "
+                           f"{size}, stride {stride}")
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    storage = C.empty((extent,), dtype=D.DEFAULT_FLOAT if dtype is None else dtype,
+                      device=device)
+    out = storage.as_strided(size, stride)
+    return out.requires_grad_() if requires_grad else out

@@ -1,6 +1,7 @@
 """``Tensor`` methods whose functions live in :mod:`arraykit.nn.functional`:
 ``x.softmax(dim)``, ``x.log_softmax(dim)``, ``x.logsumexp(dim)``, ``x.relu()``,
-``x.sigmoid()`` and the in-place ``x.relu_()``, ``x.sigmoid_()``. They are attached
+``x.sigmoid()`` and the in-place ``x.relu_()``, ``x.sigmoid_()``; ``x.hardshrink(lambd)``
+and ``x.prelu(weight)``. They are attached
 here, above the api layer, because their functions are (``arraykit.softmax`` is
 ``arraykit.nn.functional.softmax``)."""
 
@@ -42,3 +43,16 @@ _attach("sigmoid", _sigmoid, "``x.sigmoid()``: ``1 / (1 + exp(-x))`` (integer te
         "computed in float32).")
 _inplace_twin("relu")
 _inplace_twin("sigmoid")
+
+
+def _hardshrink(self, lambd=0.5):
+    return F.hardshrink(self, lambd)
+
+
+def _prelu(self, weight):
+    return F.prelu(self, weight)
+
+
+_attach("hardshrink", _hardshrink, "``x.hardshrink(lambd=0.5)``: "
+        ":func:`arraykit.nn.functional.hardshrink`.")
+_attach("prelu", _prelu, "``x.prelu(weight)``: :func:`arraykit.nn.functional.prelu`.")
