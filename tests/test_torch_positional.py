@@ -97,6 +97,8 @@ _REFUSED = {
     "bmm": lambda x: torch.bmm(x, x.transpose(1, 2), torch.float32),
     "addmm": lambda x: torch.addmm(x[0, :, :3], x[0], x[0].T, torch.float32),
     "baddbmm": lambda x: torch.baddbmm(x[:, :, :3], x, x.transpose(1, 2), torch.float32),
+    "Tensor.new_empty_strided": lambda x: x.new_empty_strided((2,), (1,), torch.float64),
+    "Tensor.dim_order": lambda x: x.dim_order(False),
 }
 
 
@@ -104,3 +106,34 @@ _REFUSED = {
 def test_the_audits_exceptions_are_refused_by_torch(name):
     with pytest.raises((TypeError, NotImplementedError, RuntimeError)):
         _REFUSED[name](torch.ones(2, 3, 4, dtype=torch.float32))
+
+
+METHOD_KEYWORDS = {  # PyTorch's keyword names of varargs methods (torch accepts each)
+    "view size=": lambda t: t.view(size=(4, 6)),
+    "reshape shape=": lambda t: t.reshape(shape=(6, 4)),
+    "permute dims=": lambda t: t.permute(dims=(2, 0, 1)),
+    "expand size=": lambda t: t[:1].expand(size=(3, 3, 4)),
+    "flip dims=": lambda t: t.flip(dims=[0, 2]),
+    "repeat repeats=": lambda t: t.repeat(repeats=(1, 2, 1)),
+    "new_zeros size=": lambda t: t.new_zeros(size=(2, 5)),
+    "new_ones size=": lambda t: t.new_ones(size=(3,)),
+    "new_empty size=": lambda t: t.new_empty(size=(3,)).fill_(2.0),
+}
+
+
+@pytest.mark.parametrize("name", METHOD_KEYWORDS)
+def test_method_keywords_give_torchs_results(name):
+    got = METHOD_KEYWORDS[name](ak.asarray(X))
+    expected = METHOD_KEYWORDS[name](torch.tensor(X))
+    assert got.dtype == ak.float64
+    np.testing.assert_array_equal(np.asarray(got), expected.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.view(4, 6, size=(4, 6)), lambda t: t.reshape(6, 4, shape=(6, 4)),
+    lambda t: t.permute(2, 0, 1, dims=(2, 0, 1)), lambda t: t.flip(0, dims=[0]),
+    lambda t: t.repeat(1, 2, 1, repeats=(1, 2, 1)), lambda t: t.new_zeros(2, size=(2,)),
+])
+def test_method_keywords_and_positions_together_raise(call):
+    with pytest.raises(TypeError, match="got both positional"):
+        call(ak.asarray(X))

@@ -124,6 +124,7 @@ TORCH_REFUSES_POSITIONALLY = {
     "Tensor.sum": "dtype", "Tensor.prod": "dtype", "Tensor.round": "decimals",
     "Tensor.cpu": "memory_format", "Tensor.cuda": "memory_format", "mm": "out_dtype",
     "bmm": "out_dtype", "addmm": "out_dtype", "baddbmm": "out_dtype",
+    "Tensor.new_empty_strided": "dtype", "Tensor.dim_order": "ambiguity_check",
 }
 
 

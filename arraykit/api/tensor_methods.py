@@ -43,7 +43,8 @@ from ..core.devices import Placement, as_device, one_cpu
 from ..kernels.launch import apply
 from ..tensors.operands import check_writable_dtype
 from ..tensors.tensor_type import (
-    Tensor, _dims, channels_last, channels_last_3d, contiguous_format, preserve_format,
+    Tensor, _dims, _dims_or_keyword, channels_last, channels_last_3d, contiguous_format,
+    preserve_format,
 )
 from . import creation as C
 from . import device_memory
@@ -337,8 +338,8 @@ _product_of("dot", 1, "the inner product of two 1-D tensors (no conjugation)")
 # ----------------------------------------------------------------------------- shapes
 
 
-def _repeat(self, *sizes):
-    sizes = _dims(sizes)
+def _repeat(self, *sizes, repeats=None):
+    sizes = _dims_or_keyword("repeat", sizes, "repeats", repeats)
     if len(sizes) < self.ndim:
         raise ValueError(
             f"repeat(): the number of repeats ({len(sizes)}) cannot be smaller than the number "
@@ -357,8 +358,9 @@ _attach("view_as", lambda self, other: self.view(other.shape),
         "``x.view_as(other)``: ``x.view(other.shape)``.")
 _attach("reshape_as", lambda self, other: self.reshape(other.shape),
         "``x.reshape_as(other)``: ``x.reshape(other.shape)``.")
-_attach("repeat", _repeat, "``x.repeat(*sizes)``: ``x`` tiled ``sizes[i]`` times along each "
-        "dimension (PyTorch's repeat is :func:`arraykit.tile`; at least ``x.ndim`` sizes).")
+_attach("repeat", _repeat, "``x.repeat(*sizes)`` (or ``repeats=``): ``x`` tiled ``sizes[i]`` "
+        "times along each dimension (PyTorch's repeat is :func:`arraykit.tile`; at least "
+        "``x.ndim`` sizes).")
 _attach("take", take_flat, "``x.take(index)``: elements of ``x`` read as flat at ``index`` "
         "(any shape), shaped like ``index`` (``torch.take``).")
 
@@ -373,11 +375,12 @@ _inplace_twin("tril")
 
 
 def _new_like(name, make):
-    def method(self, *size, dtype=None, device=None):
-        return make(_dims(size), dtype=self._dtype if dtype is None else dtype,
+    def method(self, *sizes, size=None, dtype=None, device=None):
+        return make(_dims_or_keyword(name, sizes, "size", size),
+                    dtype=self._dtype if dtype is None else dtype,
                     device=self.device if device is None else device)
-    _attach(name, method, f"``x.{name}(*size)``: :func:`arraykit.{make.__name__}` with ``x``'s "
-            "dtype and device unless given.")
+    _attach(name, method, f"``x.{name}(*size)`` (or ``size=``): :func:`arraykit.{make.__name__}` "
+            "with ``x``'s dtype and device unless given.")
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None):
