@@ -548,3 +548,14 @@ def test_advanced_indexing_under_autograd_still_differentiates():
     for t, idx in ((x, ak.asarray([2, 0, 2], device="cpu")), (xt, torch.tensor([2, 0, 2]))):
         (t[idx] * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_small_cpu_max_min_like_numpy():
+    a = np.array([[1.0, np.nan, 3.0], [4.0, -0.5, 2.0]])
+    x = ak.asarray(a, device="cpu")
+    for fn in ("max", "min"):
+        np.testing.assert_array_equal(getattr(ak, fn)(x, axis=1).numpy(), getattr(np, fn)(a, axis=1))
+        np.testing.assert_array_equal(getattr(ak, fn)(x, axis=0, keepdims=True).numpy(),
+                                      getattr(np, fn)(a, axis=0, keepdims=True))
+    with pytest.raises(ValueError):
+        ak.max(ak.zeros((0, 2), device="cpu"), axis=0)
