@@ -13,6 +13,12 @@ plugin, before any test module is collected, it rebinds, in every loaded
 - ``_array_api_for_tests``: skips arraykit on a device arraykit does not have, as
   scikit-learn skips torch on ``"cuda"`` without CUDA.
 
+Tests that list their libraries themselves (``@pytest.mark.parametrize("library",
+["numpy", "array_api_strict", "torch"])``, ``("array_namespace, converter",
+[("torch", ...), ...])``) get an arraykit twin of each torch value through
+:func:`pytest_generate_tests`; lists that pair torch with torch's own expected
+results (``test_supported_float_types``) are left as they are.
+
 Test ids then name arraykit (``test_x[arraykit-cpu-float64]``), so
 ``-k "array_api and arraykit"`` selects its parametrizations.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 import sklearn.utils._array_api as _array_api
 import sklearn.utils._testing as _testing
 from sklearn.utils._array_api import NamespaceAndDevice
@@ -84,6 +91,37 @@ def _array_api_for_tests(array_namespace, device_name=None, dtype_name=None):
     if array_namespace == "arraykit" and not _arraykit_has(device_name):
         raise SkipTest(f"arraykit has no {device_name} device here")
     return _original["_array_api_for_tests"](array_namespace, device_name, dtype_name)
+
+
+_LIBRARY_ARGNAMES = ("library", "array_namespace")
+
+
+def _twins(values):
+    """arraykit's twin of each torch value: ``"torch"`` or a tuple starting with it."""
+    for value in values:
+        if isinstance(value, str) and value == "torch":
+            yield "arraykit"
+        elif isinstance(value, tuple) and value and value[0] == "torch":
+            yield ("arraykit",) + value[1:]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc):
+    """Add arraykit's twins to a test's own library list (its first argument named
+    ``library`` or ``array_namespace``), before pytest parametrizes the test."""
+    marks = metafunc.definition.own_markers
+    for i, mark in enumerate(marks):
+        if mark.name != "parametrize" or len(mark.args) < 2:
+            continue
+        argnames = mark.args[0]
+        names = argnames.split(",") if isinstance(argnames, str) else list(argnames)
+        if names[0].strip() not in _LIBRARY_ARGNAMES:
+            continue
+        values = list(mark.args[1])
+        twins = list(_twins(values))
+        if twins:
+            marks[i] = pytest.mark.parametrize(argnames, values + twins, *mark.args[2:],
+                                               **mark.kwargs).mark
 
 
 def _rebind():
