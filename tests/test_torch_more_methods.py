@@ -60,7 +60,7 @@ def _fill(lib, name, shape, *args, dtype="float64"):
 
 
 def test_random_fills_have_torchs_distributions():
-    n = (200_000,)
+    n = (50_000,)
     for lib in (torch, ak):
         e = _fill(lib, "exponential_", n, 2.0)
         assert e.min() >= 0 and abs(e.mean() - 0.5) < 0.01 and abs(e.std() - 0.5) < 0.01
