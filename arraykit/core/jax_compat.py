@@ -45,3 +45,11 @@ def concrete_arrays(buffers):
     """Whether every one of ``buffers`` is a concrete JAX array (not NumPy memory, not a
     tracer): one type test per buffer."""
     return set(map(type, buffers)) <= CONCRETE_ARRAY_TYPES
+
+
+def fast_call(compiled):
+    """The C++ call path of a ``jax.stages.Compiled`` that has been called once (JAX
+    makes it on the first call; it skips the Python ``__call__`` frame and handles
+    unexpected arguments itself), else ``compiled``."""
+    call = getattr(compiled, "_call", None)
+    return compiled if call is None else call
