@@ -435,7 +435,7 @@ class _Program:
         recycled = [jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
                     for _, shape, dtype in self.needs]
         lowered = jitted.lower(*bufs, *recycled)
-        self.executable = entry.recent.get(lowered, donate + extra, devices)
+        self.executable = self.call = entry.recent.get(lowered, donate + extra, devices)
 
     def output_buffers(self):
         """One buffer per output in ``needs``: from the pool, else new."""
@@ -948,9 +948,9 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
             program = entry.compiled(donation, bufs,
                                      tuple(len(entry.consts) + k for k in donated))
             if program.needs:
-                outs = program.executable(*bufs, *program.output_buffers())
+                outs = program.call(*bufs, *program.output_buffers())
             else:
-                outs = program.executable(*bufs)
+                outs = program.call(*bufs)
         del bufs
         targets = list(map(inputs.__getitem__, entry.written)) + kept
         released = _install_all(entry, targets, outs)
@@ -996,7 +996,7 @@ def _run_special(entry, bufs, donation, donated):
     if traced:
         return jax.jit(entry.program)(*bufs)
     program = entry.compiled(donation, bufs, tuple(len(entry.consts) + k for k in donated))
-    return program.executable(*bufs, *program.output_buffers())
+    return program.call(*bufs, *program.output_buffers())
 
 
 def _locks(entry, inputs, kept, arg_storages):

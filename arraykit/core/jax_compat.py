@@ -33,15 +33,29 @@ def eval_jaxpr(jaxpr, consts, *args):
     return _extend_core.jaxpr_as_fun(_extend_core.ClosedJaxpr(jaxpr, list(consts)))(*args)
 
 
-try:  # the class of concrete JAX arrays, for a type test on the call path
+try:  # the classes of concrete JAX values, for a type test on the call path
     from jax._src.array import ArrayImpl as _ArrayImpl
 
     CONCRETE_ARRAY_TYPES = frozenset({_ArrayImpl})
 except ImportError:  # pragma: no cover - depends on the installed JAX
     CONCRETE_ARRAY_TYPES = frozenset()  # every buffer takes the general path
+try:  # the NumPy subclass JAX keeps a traced program's host constants in
+    from jax._src.literals import TypedNdArray as _TypedNdArray
+
+    _CONSTANT_TYPES = CONCRETE_ARRAY_TYPES | {_TypedNdArray}
+except ImportError:  # pragma: no cover - depends on the installed JAX
+    _CONSTANT_TYPES = CONCRETE_ARRAY_TYPES
 
 
 def concrete_arrays(buffers):
-    """Whether every one of ``buffers`` is a concrete JAX array (not NumPy memory, not a
-    tracer): one type test per buffer."""
-    return set(map(type, buffers)) <= CONCRETE_ARRAY_TYPES
+    """Whether every one of ``buffers`` is a concrete JAX array or a JAX host constant
+    (not NumPy memory, not a tracer): one type test per buffer."""
+    return set(map(type, buffers)) <= _CONSTANT_TYPES
+
+
+def fast_call(compiled):
+    """The C++ call path of a ``jax.stages.Compiled`` that has been called once (JAX
+    makes it on the first call; it skips the Python ``__call__`` frame and handles
+    unexpected arguments itself), else ``compiled``."""
+    call = getattr(compiled, "_call", None)
+    return compiled if call is None else call

@@ -334,9 +334,19 @@ def transpose(layout, dim0, dim1):
     return _layout(tuple(shape), tuple(strides), layout.offset)
 
 
+_VIEWS_LIMIT = 4096  # entries of each remembered-view table before it starts over
+_REVERSED = {}  # layout -> its reverse_dims (remembered: .T of one tensor in a loop)
+
+
 def reverse_dims(layout):
     """Reverse all dimensions (``.T`` for 2-D)."""
-    return _layout(layout.shape[::-1], layout.strides[::-1], layout.offset)
+    found = _REVERSED.get(layout)
+    if found is None:
+        found = _layout(layout.shape[::-1], layout.strides[::-1], layout.offset)
+        if len(_REVERSED) >= _VIEWS_LIMIT:
+            _REVERSED.clear()
+        _REVERSED[layout] = found
+    return found
 
 
 def matrix_transpose(layout):
@@ -634,11 +644,29 @@ def _view_strides(old_shape, old_strides, new_shape):
     return tuple(new_strides)
 
 
+_VIEWS = {}  # (geometry, requested shape) -> (shape, strides) of the view, or None
+_MISSING = object()
+
+
 def try_view(layout, shape):
-    """Layout of ``shape`` over the same elements, or None when a copy is needed."""
-    shape = infer_shape(shape, layout.numel)
-    strides = _view_strides(layout.shape, layout.strides, shape)
-    return None if strides is None else _layout(shape, tuple(strides), layout.offset)
+    """Layout of ``shape`` over the same elements, or None when a copy is needed.
+
+    What a geometry and a requested shape give is remembered (a view's cost is its
+    Python: a loop reshaping alike tensors computes it once)."""
+    key = (layout.geometry, shape)
+    try:
+        found = _VIEWS.get(key, _MISSING)
+    except TypeError:  # an unhashable shape (a list): computed, not remembered
+        key, found = None, _MISSING
+    if found is _MISSING:
+        shape = infer_shape(shape, layout.numel)
+        strides = _view_strides(layout.shape, layout.strides, shape)
+        found = None if strides is None else (shape, tuple(strides))
+        if key is not None:
+            if len(_VIEWS) >= _VIEWS_LIMIT:
+                _VIEWS.clear()
+            _VIEWS[key] = found
+    return None if found is None else _layout(found[0], found[1], layout.offset)
 
 
 def view(layout, shape):

@@ -45,7 +45,7 @@ from ..core import layout as L
 from ..core import storage as S
 from ..core import x64
 from ..core.devices import default_device, jax_target, put
-from ..core.jax_compat import trace_state_clean
+from ..core.jax_compat import fast_call, trace_state_clean
 from ..core.storage import Storage
 from . import size_buckets, strided
 
@@ -141,10 +141,11 @@ class _Compiled:
     """
 
     __slots__ = ("call", "donating", "_nested", "layouts", "dtypes", "flags", "make_kernel",
-                 "pending", "forwards", "options", "results", "pooled", "into", "used")
+                 "pending", "forwards", "options", "results", "pooled", "into", "used", "general")
 
     def __init__(self):
         self.used = False  # called since the last eviction (see _evict)
+        self.general = ()  # the slots holding a jax.jit wrapper (see generalize)
         self.pending = None  # the kernel traced at build time, until first used (kernel)
         self.results = None
         self.pooled = False  # one output, large enough for a recycled buffer (buffer_pool)
@@ -183,12 +184,12 @@ class _Compiled:
         """Replace the executable in ``slot`` (``"call"``, ``"donating"``, ``"into"``)
         by a ``jax.jit`` wrapper, which compiles for every argument signature, and
         return it. A wrapper already there is returned as it is."""
-        current = getattr(self, slot)
-        if not isinstance(current, jax.stages.Compiled):
-            return current
+        if slot in self.general:
+            return getattr(self, slot)
         wrapper = jax.jit(_SLOT_KERNELS[slot](self.kernel), compiler_options=self.options,
                           **_SLOT_OPTIONS[slot])
         setattr(self, slot, wrapper)
+        self.general += (slot,)
         return wrapper
 
 
@@ -215,7 +216,10 @@ def _compiling(entry, slot):
                          **_SLOT_OPTIONS[slot])
         compiled = jitted.trace(*args).lower().compile()
         setattr(entry, slot, compiled)
-        return compiled(*args)
+        result = compiled(*args)
+        if slot == "call":  # donating slots keep the Python path, which checks before donating
+            entry.call = fast_call(compiled)
+        return result
 
     return first_call
 
@@ -761,7 +765,7 @@ def _call_again(entry, offsets, operands, layouts, bufs, error):
     if not trace_state_clean():
         return entry.nested(offsets, *bufs)
     if not any(_deleted(b) for b in bufs):
-        if isinstance(error, RuntimeError) or not isinstance(entry.call, jax.stages.Compiled):
+        if isinstance(error, RuntimeError) or "call" in entry.general:
             raise error
         return entry.generalize("call")(offsets, *bufs)
     with Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):

@@ -20,7 +20,7 @@ import collections
 import jax.numpy as jnp
 import numpy as np
 
-from ..api.creation import asarray, zeros
+from ..api.creation import asarray
 from ..autograd.mode import enable_grad, no_grad
 from ..core import dtypes as D
 from ..core import layout as L
@@ -202,7 +202,9 @@ class Optimizer:
         sizes = slot_sizes(slots, p.numel())
         # a parameter split over devices keeps a state its split cannot lay out
         # (Adam's odd length, a 0-d step) replicated on the same devices
-        flat = zeros((sum(sizes),), dtype=state_dtype(p), device=fitted(p.device, (sum(sizes),)))
+        # made from host zeros: a transfer, not a kernel compiled for each state size
+        flat = asarray(np.zeros(sum(sizes), state_dtype(p).np),
+                       device=fitted(p.device, (sum(sizes),)))
         state = {}
         for (name, scalar), view in zip(slots, segments(flat, sizes)):
             state[name] = view.reshape(()) if scalar else view.view(p.shape)
