@@ -105,6 +105,10 @@ def _twins(values):
             yield ("arraykit",) + value[1:]
 
 
+def _is_arraykit(value):
+    return value == "arraykit" or (isinstance(value, tuple) and value[:1] == ("arraykit",))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc):
     """Add arraykit's twins to a test's own library list (its first argument named
@@ -117,7 +121,11 @@ def pytest_generate_tests(metafunc):
         names = argnames.split(",") if isinstance(argnames, str) else list(argnames)
         if names[0].strip() not in _LIBRARY_ARGNAMES:
             continue
+        if not isinstance(mark.args[1], (list, tuple)):
+            continue  # a generator of scikit-learn's (patched) namespace functions
         values = list(mark.args[1])
+        if any(_is_arraykit(value) for value in values):
+            continue
         twins = list(_twins(values))
         if twins:
             marks[i] = pytest.mark.parametrize(argnames, values + twins, *mark.args[2:],
