@@ -5,8 +5,12 @@
 #
 #   benchmarks/gpu_run.sh [--cpu] [--suite-alongside] [STEP ...]
 #
-# STEPs, in this order by default: versions bench gpt train suite
+# STEPs, in this order by default: versions profile bench gpt train suite
 #   versions  device, jax, jaxlib, numpy, PyTorch
+#   profile   benchmarks/profile_step.py: the jitted, eager and jax.jit small-MLP steps
+#             and the GPT's jitted step (--preset gpu): compilations of the first three
+#             calls, waits and reads per step, step time, top 30 of cProfile each
+#             (profile_*.txt, profile_summary.json in $OUT), time-boxed by $PROFILE_LIMIT
 #   bench     benchmarks/bench_gpu.py, one figure per process (ratios against the aims),
 #             time-boxed each by $BENCH_BOXES
 #   gpt       benchmarks/bench_gpt.py --preset gpu, then the fused linear cross-entropy
@@ -15,7 +19,7 @@
 #   suite     the default test run with the GPU as default device, -n 14, -v --tb=short
 #             to suite.log, junit XML to suite.xml (a test running over 240 s fails);
 #             $SUITE_TESTS: a file of test ids, one a line, to run only those
-# Time boxes in seconds: $BENCH_BOXES (figure:seconds pairs, 325 in all), $GPT_LIMIT
+# Time boxes in seconds: $PROFILE_LIMIT (150), $BENCH_BOXES (figure:seconds pairs, 325 in all), $GPT_LIMIT
 # (100), $LCE_LIMIT (60), $TRAIN_LIMIT (60), $SUITE_LIMIT (360).
 # Sizing: on an H200 the whole suite takes about 6 minutes with -n 14, and the figures
 # about as long (every kernel compiles for the GPU), so a full measurement is two
@@ -38,11 +42,11 @@ for arg in "$@"; do
     case $arg in
         --cpu) CPU=1 ;;
         --suite-alongside) ALONGSIDE=1 ;;
-        versions|bench|gpt|train|suite) STEPS+=("$arg") ;;
+        versions|profile|bench|gpt|train|suite) STEPS+=("$arg") ;;
         *) echo "gpu_run.sh: unknown argument '$arg'" >&2; exit 2 ;;
     esac
 done
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(versions bench gpt train suite)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(versions profile bench gpt train suite)
 
 if [ $CPU = 0 ] && compgen -G ".whl/*.whl" >/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -86,6 +90,15 @@ print("python", sys.version.split()[0], "jax", jax.__version__, "jaxlib", jaxlib
 print("jax devices", jax.devices(), "arraykit default device",
       ak.__array_namespace_info__().default_device())'
     } 2>&1 | tee -a "$LOG"
+}
+
+profile() {
+    if [ $CPU = 1 ]; then
+        box 120 profile "$PY" benchmarks/profile_step.py --device cpu --steps 20 --out "$OUT"
+    else
+        box "${PROFILE_LIMIT:-150}" profile "$PY" benchmarks/profile_step.py --device gpu --steps 200 \
+            --out "$OUT"
+    fi
 }
 
 # bench_gpu.py one figure per process, each with its own time box (seconds).

@@ -299,9 +299,9 @@ def host_to_device(arr, device, copy=True):
 
     ``copy=True`` guarantees a private buffer: ``jax.device_put`` aliases
     64-byte-aligned host memory on CPU (a later change of ``arr`` would show
-    through), so aligned arrays are first copied on the host and the copy is what
-    JAX aliases. To another device JAX may still be reading ``arr`` after it
-    returns (jax 0.11 on a GPU), so it is handed a host copy too. ``copy=False``
+    through) and may still be reading ``arr`` after it returns (jax 0.11 on a GPU,
+    unaligned memory on the CPU), so JAX is handed a host copy, which nothing else
+    changes: nothing waits for the transfer. ``copy=False``
     asks for an alias and returns ``(buffer, aliased)``.
     """
     if isinstance(device, Placement) and not device.addressable:
@@ -312,22 +312,15 @@ def host_to_device(arr, device, copy=True):
     if copy and device.platform != "cpu":
         return jax.device_put(arr.copy(), jax_target(device))
     cpu = device.platform == "cpu" and arr.size > 0
-    private = copy and cpu and arr.ctypes.data % _ALIGN == 0
-    if private:
-        arr = arr.copy()
+    if copy and cpu:
+        # a host copy nothing else holds: JAX aliases it (64-byte aligned) or copies
+        # from it in the background, and a change the caller makes to ``arr`` right
+        # after cannot reach the tensor, without waiting for the transfer
+        return jax.device_put(arr.copy(), jax_target(device))
     buf = jax.device_put(arr, jax_target(device))
     if not cpu or isinstance(buf, jax.core.Tracer):
         return buf if copy else (buf, False)
-    aliased = _aliases(buf, arr)
-    if not copy:
-        return buf, aliased
-    if aliased and not private:
-        buf = jax.device_put(arr.copy(), jax_target(device))
-    elif not private:
-        # JAX may still be copying ``arr`` in the background: wait, so a change the
-        # caller makes to ``arr`` right after cannot reach the tensor.
-        buf.block_until_ready()
-    return buf
+    return buf, _aliases(buf, arr)
 
 
 # ---------------------------------------------------------------------- DLPack import

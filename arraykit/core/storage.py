@@ -312,6 +312,23 @@ class Storage:
             self.shared = self.exported = False
         self.version += 1
 
+    def overwrite(self, buffer):
+        """Replace every element at once by ``buffer`` (a concrete JAX array of the
+        current buffer's shape and dtype, made on the same device, that nothing else
+        holds): a write, without a kernel. The old buffer is dropped, not donated."""
+        with self.lock:
+            old = self._buffer
+            if buffer.shape != old.shape or buffer.dtype != old.dtype:
+                raise ValueError(
+                    f"overwrite: a buffer of shape {buffer.shape} and dtype {buffer.dtype} "
+                    f"cannot replace one of shape {old.shape} and dtype {old.dtype}"
+                )
+            self._buffer = buffer
+            self._host = None
+            self.shared = self.exported = False
+            self.extremes = None
+            self.version += 1
+
     def __repr__(self):
         return f"Storage(size={self.size()}, dtype={self.dtype}, device={self.device})"
 

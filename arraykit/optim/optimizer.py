@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -25,7 +26,7 @@ from ..autograd.mode import enable_grad, no_grad
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import fitted
-from ..core.storage import made_as_inputs
+from ..core.storage import made_as_inputs, tracing_here
 from ..tensors.tensor_type import Tensor
 
 __all__ = ["Optimizer"]
@@ -106,6 +107,21 @@ def segments(flat, sizes):
 def slot_sizes(slots, n):
     """The sizes of a state's entries laid out flat: 1 for a scalar, ``n`` otherwise."""
     return tuple(1 if scalar else n for _, scalar in slots)
+
+
+def _rewrite(t, values):
+    """Write the floats ``values`` into the hyperparameter tensor ``t`` (all of its
+    storage). Outside a trace its buffer is replaced by one made from the host: no
+    kernel to compile when a scheduler first changes a learning rate, no wait."""
+    st = t._storage
+    if tracing_here() or type(st._buffer) is np.ndarray or isinstance(st._buffer, jax.core.Tracer):
+        t.copy_(np.array(values))
+        return
+    new = asarray(np.array(values), device=t.device)._storage._buffer
+    if new.sharding != st._buffer.sharding:  # placed over devices otherwise than t
+        t.copy_(np.array(values))
+        return
+    st.overwrite(new)
 
 
 class ParamGroup(dict):
@@ -243,7 +259,7 @@ class Optimizer:
             cache[0] = values
             with no_grad():
                 for t in tensors.values():
-                    t.copy_(np.array(values))
+                    _rewrite(t, values)
         if device is None:
             return None
         t = tensors.get(device)
