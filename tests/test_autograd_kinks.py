@@ -34,6 +34,12 @@ def method(call):
     return call, call
 
 
+def _clamped_tail(y):
+    """``y`` after clamping its last three elements in place through a view."""
+    y[2:].clamp_(-1.0, 1.0)
+    return y
+
+
 def norm(kind, **kw):
     ak_kw = {("axis" if k == "dim" else "keepdims" if k == "keepdim" else k): v for k, v in kw.items()}
     fn = getattr(ak.linalg, kind)
@@ -68,6 +74,35 @@ CASES = [
      [Z, [0.0] * 3]),
     ("clip_tensor_max_only", (lambda x, hi: ak.clip(x, max=hi), lambda x, hi: torch.clamp(x, max=hi)),
      [Z, [0.0] * 3]),
+    ("clamp_namespace", both("clamp"), [[-2.0, -1.0, 0.0, 1.0, 2.0], [-1.0] * 5, [1.0] * 5]),
+    ("clamp_min_namespace", both("clamp_min"), [Z, [0.0] * 3]),
+    ("clamp_max_namespace", both("clamp_max"), [Z, [0.0] * 3]),
+    ("clip_method", method(lambda x: x.clip(-1.0, 1.0)), [[-2.0, -1.0, 0.0, 1.0, 2.0]]),
+    ("clamp_min_method", method(lambda x: x.clamp_min(0.0)), [Z]),
+    ("clamp_max_method", method(lambda x: x.clamp_max(0.0)), [Z]),
+    # in place, on a non-leaf copy: the written version's gradient, as the out-of-place one
+    ("clamp_inplace", method(lambda x: (x * 1).clamp_(-1.0, 1.0)), [[-2.0, -1.0, 0.0, 1.0, 2.0]]),
+    ("clamp_inplace_int_bounds", method(lambda x: (x * 1).clamp_(0, 1)), [[[3.0, 1.0], [1.0, -2.0]]]),
+    ("clamp_inplace_min_only", method(lambda x: (x * 1).clamp_(min=0.0)), [Z]),
+    ("clamp_inplace_max_only", method(lambda x: (x * 1).clamp_(max=0.0)), [Z]),
+    ("clamp_inplace_min_above_max", method(lambda x: (x * 1).clamp_(1.0, 0.0)),
+     [[-1.0, 0.0, 0.5, 1.0, 2.0]]),
+    ("clip_inplace", method(lambda x: (x * 1).clip_(-1.0, 1.0)), [[-2.0, -1.0, 0.0, 1.0, 2.0]]),
+    ("clamp_min_inplace", method(lambda x: (x * 1).clamp_min_(0.0)), [Z]),
+    ("clamp_max_inplace", method(lambda x: (x * 1).clamp_max_(0.0)), [Z]),
+    ("clamp_inplace_namespace", (lambda x: ak.clamp_(x * 1, -1.0, 1.0),
+                                 lambda x: torch.clamp_(x * 1, -1.0, 1.0)), [[-2.0, -1.0, 0.0, 1.0, 2.0]]),
+    ("clamp_inplace_tensor_bounds", (lambda x, lo, hi: (x * 1).clamp_(lo, hi),
+                                     lambda x, lo, hi: (x * 1).clamp_(lo, hi)),
+     [[-2.0, -1.0, 0.0, 1.0, 2.0], [-1.0] * 5, [1.0] * 5]),
+    ("clamp_inplace_tensor_bounds_equal", (lambda x, lo, hi: (x * 1).clamp_(lo, hi),
+                                           lambda x, lo, hi: (x * 1).clamp_(lo, hi)),
+     [[-1.0, 0.0, 1.0], [0.0] * 3, [0.0] * 3]),
+    ("clamp_min_inplace_tensor", (lambda x, lo: (x * 1).clamp_min_(lo),
+                                  lambda x, lo: (x * 1).clamp_min_(lo)), [Z, [0.0] * 3]),
+    ("clamp_max_inplace_tensor", (lambda x, hi: (x * 1).clamp_max_(hi),
+                                  lambda x, hi: (x * 1).clamp_max_(hi)), [Z, [0.0] * 3]),
+    ("clamp_inplace_view", method(lambda x: _clamped_tail(x * 1)), [[-2.0, -1.0, 0.0, 1.0, 2.0]]),
     ("maximum_tie", both("maximum"), [Z, [0.0] * 3]),
     ("minimum_tie", both("minimum"), [Z, [0.0] * 3]),
     ("maximum_same_tensor", (lambda x: ak.maximum(x, x), lambda x: torch.maximum(x, x)), [Z]),
@@ -229,6 +264,7 @@ def test_value_and_gradient_match_torch(case, dtype):
 # the default run checks these in every mode, the slow run all cases
 EVERY_MODE = {
     "relu", "abs", "clip_both_bounds", "clip_tensor_bounds_equal", "maximum_tie", "max_axis_tied",
+    "clamp_inplace", "clamp_inplace_tensor_bounds", "clamp_min_inplace", "clamp_inplace_view",
     "min_axis0_keepdims", "max_method_dim", "sort_ties", "pow_tensors_at_0", "copysign_at_0",
     "remainder_jumps", "atan2_origin", "std_axis_constant_row", "vector_norm_2_zero_row",
     "vector_norm_inf_tie", "vector_norm_half_partly_zero", "matrix_norm_fro_zero",
@@ -269,6 +305,7 @@ SECOND = [
     ("softplus", (lambda x: F.softplus(x, 2.0, 1.0), lambda x: TF.softplus(x, 2.0, 1.0)), [0.0, 0.5, 1.0]),
     ("abs", both("abs"), Z),
     ("clamp", method(lambda x: x.clamp(-1.0, 1.0)), [-2.0, -1.0, 0.0, 1.0, 2.0]),
+    ("clamp_inplace", method(lambda x: (x * 1).clamp_(-1.0, 1.0)), [-2.0, -1.0, 0.0, 1.0, 2.0]),
     ("maximum_tie", (lambda x: ak.maximum(x, x * 0), lambda x: torch.maximum(x, x * 0)), Z),
     ("pow_cube", method(lambda x: x ** 3), Z),
     ("pow_self", (lambda x: ak.pow(x + 2, x), lambda x: torch.pow(x + 2, x)), Z),

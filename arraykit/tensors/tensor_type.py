@@ -911,13 +911,15 @@ def _is_dtype_like(x):
 
 
 def _clamp(cur, *rest):
+    """``clamp_``'s kernel: the out-of-place ``clip`` bodies, so a value exactly on a
+    bound gets PyTorch's full gradient (not ``jnp.maximum``'s half at a tie)."""
     *bounds, has_min, has_max, dtype = rest
     x = cur.astype(dtype)
+    if has_min and has_max:
+        return _ops.clip_both(x, *bounds)
     if has_min:
-        x = jax.numpy.maximum(x, bounds[0].astype(dtype))
-    if has_max:
-        x = jax.numpy.minimum(x, bounds[-1].astype(dtype))
-    return x
+        return _ops.clip_min(x, bounds[0])
+    return _ops.clip_max(x, bounds[0])
 
 
 def _permuted_flat(x, order):
