@@ -191,7 +191,7 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):
         """The transposed convolution with this layer's parameters; ``output_size``
-        picks the output padding that gives that size (through :meth:`_output_padding`,
+        picks the output padding that gives that size (through ``_output_padding``,
         called with PyTorch's arguments)."""
         output_padding = self._output_padding(input, output_size, self.stride, self.padding,
                                               self.kernel_size, self._DIMS, self.dilation)
