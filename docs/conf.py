@@ -52,7 +52,6 @@ nitpick_ignore_regex = [
     ("py:func", "take_flat"),  # take's docstring names its internal helper
     ("py:data", "POLICY"),  # autocast's docstring names the internal policy table
     ("py:class", "Storage"),  # Tensor.untyped_storage's return type, an internal class
-    ("py:meth", "get_lr"),  # LRScheduler's summary line, read outside its class
 ]
 
 html_theme = "pydata_sphinx_theme"

@@ -174,9 +174,9 @@ def _false(self):
 
 def _attach_flags():
     for name, what in _FALSE_FLAGS.items():
-        setattr(Tensor, name, property(_false, doc=f"Whether the tensor is {what}: False."))
+        setattr(Tensor, name, property(_false, doc=f"Whether the tensor is {what}. Always False."))
     Tensor.is_sparse = property(
-        _false, doc="Whether the tensor is in the sparse COO layout: False for a strided "
+        _false, doc="Whether the tensor is in the sparse COO layout. False for a strided "
                     "tensor (True for a ``SparseCOOTensor``, from ``x.to_sparse()``).")
 
 

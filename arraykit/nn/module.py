@@ -280,7 +280,7 @@ class Module:
         """An ordered dict of every parameter and persistent buffer under PyTorch's dotted
         names (detached tensors sharing the values' storages, unless ``keep_vars``).
 
-        Each module adds its own entries with :meth:`_save_to_state_dict`, then its
+        Each module adds its own entries with ``_save_to_state_dict``, then its
         submodules', so a subclass that overrides that hook changes what is saved,
         as in PyTorch."""
         if destination is None:
@@ -323,7 +323,7 @@ class Module:
         this module's parameters and persistent buffers, in place (``assign=True``: the
         checkpoint's tensors become them, as in PyTorch).
 
-        Each module reads its own entries with :meth:`_load_from_state_dict` (PyTorch's
+        Each module reads its own entries with ``_load_from_state_dict`` (PyTorch's
         hook, which a subclass may override to rename or convert keys), then its
         submodules'. Shapes must match. With ``strict`` (the default), missing and
         unexpected keys raise RuntimeError; otherwise they are returned as

@@ -43,7 +43,7 @@ def _check_not_traced(scheduler):
 
 class LRScheduler:
     """Base class: sets each group's ``'initial_lr'`` (from ``'lr'``) and takes the
-    initial step; subclasses define :meth:`get_lr`."""
+    initial step; subclasses define :meth:`~LRScheduler.get_lr`."""
 
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):

@@ -134,10 +134,21 @@ def _entries(prefix, names, namespace):
     return lines
 
 
-def _aliases(names):
-    """A sentence listing names documented under ``arraykit.<name>``."""
-    refs = ", ".join(f":py:obj:`~arraykit.{n}`" for n in names)
-    return [f"Also here, documented as ``arraykit.<name>``: {refs}.", ""]
+def _aliases(prefix, aliases, namespace):
+    """Targets for names documented on another page (``{name: documented qualname}``),
+    so that ``prefix.<name>`` resolves in cross-references, and a sentence linking each
+    to its entry."""
+    lines = []
+    for n in aliases:
+        kind = "class" if inspect.isclass(getattr(namespace, n)) else "function"
+        lines += [f".. py:{kind}:: {n}", f"   :module: {prefix}", "   :no-typesetting:",
+                  "   :no-index-entry:", ""]
+    refs = ", ".join(
+        f":py:obj:`{n} <{target}>`" if target.rsplit(".", 1)[-1] == n
+        else f"``{n}`` (:py:obj:`{target}`)"
+        for n, target in aliases.items()
+    )
+    return [*lines, f"Also here, documented on another page: {refs}.", ""]
 
 
 def _page(title, body):
@@ -174,16 +185,34 @@ def _namespace_pages(ak, table):
     return out
 
 
-def _subnamespace_page(ak, qualname, blurb):
+def _documented_elsewhere(ak, namespace, name, documented):
+    """Where ``namespace.<name>`` is already documented: ``arraykit.<name>`` when the
+    namespace holds the same object under that name, the qualname of an earlier entry
+    for the same class or function (``documented``: ``{id: qualname}``), else None."""
+    obj = getattr(namespace, name)
+    if name in ak.__all__ and getattr(ak, name) is obj:
+        return f"arraykit.{name}"
+    return documented.get(id(obj)) if callable(obj) else None
+
+
+def _subnamespace_page(ak, qualname, blurb, documented):
+    """The page of ``qualname``; each class or function is documented once, on the
+    first page that lists it (``documented`` records them), and linked from the rest."""
     namespace = ak
     for part in qualname.split(".")[1:]:
         namespace = getattr(namespace, part)
     names = [n for n in namespace.__all__ if not inspect.ismodule(getattr(namespace, n))]
-    shared = [n for n in names if n in ak.__all__ and getattr(ak, n) is getattr(namespace, n)]
-    own = [n for n in names if n not in shared]
+    aliases = {}
+    for n in names:
+        target = _documented_elsewhere(ak, namespace, n, documented)
+        if target is not None:
+            aliases[n] = target
+        elif callable(getattr(namespace, n)):
+            documented[id(getattr(namespace, n))] = f"{qualname}.{n}"
+    own = [n for n in names if n not in aliases]
     body = [f".. module:: {qualname}", "", blurb, "", *_entries(qualname, own, namespace)]
-    if shared:
-        body += _aliases(shared)
+    if aliases:
+        body += _aliases(qualname, aliases, namespace)
     return _page(qualname, body)
 
 
@@ -212,8 +241,11 @@ def write_pages(app):
     out_dir.mkdir(exist_ok=True)
     table = standard_groups(Path(app.srcdir) / "_data" / "array_api_names.csv")
     pages = _namespace_pages(ak, table)
+    # the namespace's own entries first; the first name in __all__ wins
+    documented = {id(getattr(ak, n)): f"arraykit.{n}" for n in reversed(ak.__all__)
+                  if callable(getattr(ak, n))}
     for page, qualname, blurb in SUBNAMESPACES:
-        pages[page] = _subnamespace_page(ak, qualname, blurb)
+        pages[page] = _subnamespace_page(ak, qualname, blurb, documented)
     for page, text in pages.items():
         _write(out_dir / f"{page}.rst", text)
     _write(out_dir / "index.rst", _index(pages))

@@ -55,7 +55,7 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 def channel_shuffle(input, groups):
-    """The channels (dimension 1) of (N, C, *) split into ``groups`` and interleaved:
+    """The channels (dimension 1) of ``(N, C, *)`` split into ``groups`` and interleaved:
     ``(N, g, C/g, *) -> (N, C/g, g, *)``, as ``torch.nn.functional.channel_shuffle``."""
     x = require_tensor(input, "channel_shuffle")
     groups = operator.index(groups)

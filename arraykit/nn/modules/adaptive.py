@@ -32,8 +32,8 @@ OutputLoss.__doc__ = ("``(output, loss)`` of :class:`AdaptiveLogSoftmaxWithLoss`
 class AdaptiveLogSoftmaxWithLoss(Module):
     """Adaptive log-softmax over ``n_classes`` classes split at ``cutoffs`` (increasing,
     between 1 and ``n_classes - 1``): ``forward(input, target)`` returns ``(output,
-    loss)``, :meth:`log_prob` the full log-probabilities, :meth:`predict` the most
-    likely class."""
+    loss)``, :meth:`~AdaptiveLogSoftmaxWithLoss.log_prob` the full log-probabilities,
+    :meth:`~AdaptiveLogSoftmaxWithLoss.predict` the most likely class."""
 
     def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False,
                  device=None, dtype=None):

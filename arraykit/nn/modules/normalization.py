@@ -347,8 +347,8 @@ class LocalResponseNorm(Module):
 class CrossMapLRN2d(LocalResponseNorm):
     """PyTorch's legacy cross-channel normalization of (N, C, H, W) inputs
     (``torch.nn.CrossMapLRN2d``): ``x / (k + alpha/size · s_c)^beta``, with PyTorch's
-    running window sum ``s_c`` of squares: channels ``0 .. c + p - 1`` less channels
-    ``1 .. c - p``, where ``p = (size - 1) // 2 + 1`` (channel 0 is never dropped, as in
+    running window sum ``s_c`` of squares: channels ``0`` to ``c + p - 1`` less channels
+    ``1`` to ``c - p``, where ``p = (size - 1) // 2 + 1`` (channel 0 is never dropped, as in
     PyTorch's recurrence)."""
 
     def forward(self, input):

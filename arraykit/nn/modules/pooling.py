@@ -16,7 +16,7 @@ __all__ = [
 
 
 class _MaxPoolNd(Module):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
@@ -30,8 +30,8 @@ class _MaxPoolNd(Module):
 
     def forward(self, input):
         """Max pooling with this layer's options (and the indices, if asked for)."""
-        return type(self).FUNCTION(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                                   ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return type(self)._FUNCTION(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                                    ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
         """``kernel_size=..., stride=..., padding=..., dilation=..., ceil_mode=...``."""
@@ -42,20 +42,20 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """1-D max pooling, as ``torch.nn.MaxPool1d``."""
 
-    FUNCTION = staticmethod(F.max_pool1d)
+    _FUNCTION = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     """2-D max pooling, as ``torch.nn.MaxPool2d``; the gradient goes to the first
     maximum of each window, as PyTorch's."""
 
-    FUNCTION = staticmethod(F.max_pool2d)
+    _FUNCTION = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
     """3-D max pooling, as ``torch.nn.MaxPool3d``."""
 
-    FUNCTION = staticmethod(F.max_pool3d)
+    _FUNCTION = staticmethod(F.max_pool3d)
 
 
 class _AvgPoolNd(Module):
@@ -90,7 +90,7 @@ class AvgPool1d(_AvgPoolNd):
 
 
 class _AvgPoolDivisor(_AvgPoolNd):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -99,24 +99,24 @@ class _AvgPoolDivisor(_AvgPoolNd):
 
     def forward(self, input):
         """Average pooling with this layer's options."""
-        return type(self).FUNCTION(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                                   self.count_include_pad, self.divisor_override)
+        return type(self)._FUNCTION(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                    self.count_include_pad, self.divisor_override)
 
 
 class AvgPool2d(_AvgPoolDivisor):
     """2-D average pooling, as ``torch.nn.AvgPool2d``."""
 
-    FUNCTION = staticmethod(F.avg_pool2d)
+    _FUNCTION = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPoolDivisor):
     """3-D average pooling, as ``torch.nn.AvgPool3d``."""
 
-    FUNCTION = staticmethod(F.avg_pool3d)
+    _FUNCTION = staticmethod(F.avg_pool3d)
 
 
 class _AdaptiveMaxPoolNd(Module):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
@@ -125,7 +125,7 @@ class _AdaptiveMaxPoolNd(Module):
 
     def forward(self, input):
         """Adaptive max pooling to ``output_size`` (and the indices, if asked for)."""
-        return type(self).FUNCTION(input, self.output_size, self.return_indices)
+        return type(self)._FUNCTION(input, self.output_size, self.return_indices)
 
     def extra_repr(self):
         """``output_size=...``."""
@@ -135,17 +135,17 @@ class _AdaptiveMaxPoolNd(Module):
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Adaptive 1-D max pooling, as ``torch.nn.AdaptiveMaxPool1d``."""
 
-    FUNCTION = staticmethod(F.adaptive_max_pool1d)
+    _FUNCTION = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Adaptive 2-D max pooling, as ``torch.nn.AdaptiveMaxPool2d``."""
 
-    FUNCTION = staticmethod(F.adaptive_max_pool2d)
+    _FUNCTION = staticmethod(F.adaptive_max_pool2d)
 
 
 class _AdaptiveAvgPoolNd(Module):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, output_size):
         super().__init__()
@@ -153,7 +153,7 @@ class _AdaptiveAvgPoolNd(Module):
 
     def forward(self, input):
         """Adaptive average pooling to ``output_size``."""
-        return type(self).FUNCTION(input, self.output_size)
+        return type(self)._FUNCTION(input, self.output_size)
 
     def extra_repr(self):
         """``output_size=...``."""
@@ -163,24 +163,24 @@ class _AdaptiveAvgPoolNd(Module):
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Adaptive 1-D average pooling, as ``torch.nn.AdaptiveAvgPool1d``."""
 
-    FUNCTION = staticmethod(F.adaptive_avg_pool1d)
+    _FUNCTION = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Adaptive 2-D average pooling, as ``torch.nn.AdaptiveAvgPool2d`` (``(1, 1)``: global
     average pooling)."""
 
-    FUNCTION = staticmethod(F.adaptive_avg_pool2d)
+    _FUNCTION = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Adaptive 3-D average pooling, as ``torch.nn.AdaptiveAvgPool3d``."""
 
-    FUNCTION = staticmethod(F.adaptive_avg_pool3d)
+    _FUNCTION = staticmethod(F.adaptive_avg_pool3d)
 
 
 class _LPPoolNd(Module):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
@@ -191,8 +191,8 @@ class _LPPoolNd(Module):
 
     def forward(self, input):
         """Power-average pooling with this layer's options."""
-        return type(self).FUNCTION(input, float(self.norm_type), self.kernel_size, self.stride,
-                                   self.ceil_mode)
+        return type(self)._FUNCTION(input, float(self.norm_type), self.kernel_size, self.stride,
+                                    self.ceil_mode)
 
     def extra_repr(self):
         """``norm_type=..., kernel_size=..., stride=..., ceil_mode=...``."""
@@ -203,29 +203,29 @@ class _LPPoolNd(Module):
 class LPPool1d(_LPPoolNd):
     """1-D power-average pooling, as ``torch.nn.LPPool1d``."""
 
-    FUNCTION = staticmethod(F.lp_pool1d)
+    _FUNCTION = staticmethod(F.lp_pool1d)
 
 
 class LPPool2d(_LPPoolNd):
     """2-D power-average pooling, as ``torch.nn.LPPool2d``."""
 
-    FUNCTION = staticmethod(F.lp_pool2d)
+    _FUNCTION = staticmethod(F.lp_pool2d)
 
 
 class LPPool3d(_LPPoolNd):
     """3-D power-average pooling, as ``torch.nn.LPPool3d``."""
 
-    FUNCTION = staticmethod(F.lp_pool3d)
+    _FUNCTION = staticmethod(F.lp_pool3d)
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Adaptive 3-D max pooling, as ``torch.nn.AdaptiveMaxPool3d``."""
 
-    FUNCTION = staticmethod(F.adaptive_max_pool3d)
+    _FUNCTION = staticmethod(F.adaptive_max_pool3d)
 
 
 class _MaxUnpoolNd(Module):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
@@ -235,7 +235,8 @@ class _MaxUnpoolNd(Module):
 
     def forward(self, input, indices, output_size=None):
         """Each value of ``input`` written at its index of a zeroed output."""
-        return type(self).FUNCTION(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return type(self)._FUNCTION(input, indices, self.kernel_size, self.stride, self.padding,
+                                    output_size)
 
     def extra_repr(self):
         """``kernel_size=..., stride=..., padding=...``."""
@@ -245,23 +246,23 @@ class _MaxUnpoolNd(Module):
 class MaxUnpool1d(_MaxUnpoolNd):
     """The inverse of :class:`MaxPool1d` given its indices, as ``torch.nn.MaxUnpool1d``."""
 
-    FUNCTION = staticmethod(F.max_unpool1d)
+    _FUNCTION = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """The inverse of :class:`MaxPool2d` given its indices, as ``torch.nn.MaxUnpool2d``."""
 
-    FUNCTION = staticmethod(F.max_unpool2d)
+    _FUNCTION = staticmethod(F.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """The inverse of :class:`MaxPool3d` given its indices, as ``torch.nn.MaxUnpool3d``."""
 
-    FUNCTION = staticmethod(F.max_unpool3d)
+    _FUNCTION = staticmethod(F.max_unpool3d)
 
 
 class _FractionalMaxPoolNd(Module):
-    FUNCTION = None
+    _FUNCTION = None
 
     def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                  _random_samples=None):
@@ -281,17 +282,17 @@ class _FractionalMaxPoolNd(Module):
 
     def forward(self, input):
         """Fractional max pooling (and the indices, if asked for)."""
-        return type(self).FUNCTION(input, self.kernel_size, self.output_size, self.output_ratio,
-                                   self.return_indices, _random_samples=self._random_samples)
+        return type(self)._FUNCTION(input, self.kernel_size, self.output_size, self.output_ratio,
+                                    self.return_indices, _random_samples=self._random_samples)
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
     """2-D fractional max pooling, as ``torch.nn.FractionalMaxPool2d``."""
 
-    FUNCTION = staticmethod(F.fractional_max_pool2d)
+    _FUNCTION = staticmethod(F.fractional_max_pool2d)
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """3-D fractional max pooling, as ``torch.nn.FractionalMaxPool3d``."""
 
-    FUNCTION = staticmethod(F.fractional_max_pool3d)
+    _FUNCTION = staticmethod(F.fractional_max_pool3d)

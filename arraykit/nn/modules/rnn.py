@@ -290,7 +290,8 @@ class LSTM(RNNBase):
         return self._hidden_shape(input.shape[0 if self.batch_first else 1], self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes):  # noqa: A002
-        """PyTorch's hook for ``(h_0, c_0)``: :meth:`check_input`, then each state's size."""
+        """PyTorch's hook for ``(h_0, c_0)``: :meth:`RNNBase.check_input`, then each state's
+        size."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
                                "Expected hidden[0] size {}, got {}")
