@@ -1,6 +1,7 @@
 """arraykit.save / arraykit.load: round trips, shared storages, mmap, .npy/.npz, safety."""
 
 import collections
+import inspect
 import io
 import os
 import pickle
@@ -146,6 +147,49 @@ def test_map_location():
     assert round_trip(ak.ones(2), map_location=cpu).device == cpu
     with pytest.raises(TypeError, match="map_location"):
         round_trip(ak.ones(2), map_location={"cuda:0": "cpu"})
+
+
+def test_load_takes_torch_loads_argument_order():
+    """map_location second, weights_only and mmap keyword-only, as in torch.load."""
+    import torch
+
+    ours = inspect.signature(ak.load).parameters
+    theirs = inspect.signature(torch.load).parameters
+    assert list(ours) == ["f", "map_location", "weights_only", "mmap"]
+    for name, parameter in ours.items():
+        assert parameter.kind is theirs[name].kind, name
+    positional = [n for n, p in theirs.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
+    assert positional[:2] == [n for n, p in ours.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
+
+
+def _mapped(path):
+    """Whether this process maps the file ``path`` (``mmap=True`` loads do)."""
+    with open("/proc/self/maps") as f:
+        return str(path) in f.read()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc")
+def test_load_map_location_positional_does_not_map_the_file(tmp_path):
+    path = tmp_path / "ck"
+    ak.save({"x": ak.arange(6, dtype=ak.float32)}, path)
+    y = ak.load(path, "cpu")["x"]
+    assert y.device == jax.devices("cpu")[0] and not _mapped(path)
+    assert y.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    mapped = ak.load(path, "cpu", mmap=True)["x"]
+    assert _mapped(path) and mapped.tolist() == y.tolist()
+    with pytest.raises(TypeError, match="positional"):
+        ak.load(path, "cpu", True)  # mmap is keyword-only, as in torch.load
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc")
+def test_load_accepts_torch_loads_defaults(tmp_path):
+    """torch.load's defaults spelled out: weights_only=None (True) and mmap=None (False)."""
+    path = tmp_path / "ck"
+    ak.save(ak.ones(3), path)
+    y = ak.load(path, None, weights_only=None, mmap=None)
+    assert y.tolist() == [1.0, 1.0, 1.0] and not _mapped(path)
+    with pytest.raises(ValueError, match="weights_only=False"):
+        ak.load(path, weights_only=False)
 
 
 def test_npy_and_npz(tmp_path):

@@ -56,12 +56,14 @@ def save(obj, f, format="arraykit"):  # noqa: A002 (PyTorch's and NumPy's name)
     raise ValueError(f"save(): unknown format {format!r}; expected one of {', '.join(map(repr, FORMATS))}")
 
 
-def load(f, mmap=False, map_location=None, weights_only=True):
+def load(f, map_location=None, *, weights_only=True, mmap=False):
     """Load what :func:`save` wrote, a PyTorch checkpoint, a ``.safetensors`` file, or a
     ``.npy`` (a tensor) or ``.npz`` (a dict of tensors) file; the format is read from
     the file's content, whatever its name.
 
-    ``f`` is a path or a binary file object. Nothing in the file is executed.
+    ``f`` is a path or a binary file object. Nothing in the file is executed. The
+    arguments are in ``torch.load``'s order: ``map_location`` second, ``weights_only``
+    and ``mmap`` keyword-only.
 
     ``map_location`` places the tensors. For every format: a device, a device string
     (``'cpu'``, ``'cuda:0'``) or, for arraykit's format, a JAX sharding such as
@@ -73,19 +75,21 @@ def load(f, mmap=False, map_location=None, weights_only=True):
     (ValueError naming it when this machine lacks it: pass ``map_location``);
     ``.npy``, ``.npz`` and safetensors files load onto the default device.
 
-    ``mmap=True`` (paths only) maps the tensors' bytes from the file instead of
-    reading them: on the CPU, JAX then uses the mapped pages as the buffer (no copy;
-    pages are read from disk when first touched), and the storage is marked shared,
-    so an in-place write copies it first and the file is never written. Where JAX
-    cannot alias the mapping (another device, unaligned data) the bytes are copied
-    to the device as usual. The CRC of mapped members is not checked.
+    ``mmap=True`` (paths only; None, ``torch.load``'s default, is False) maps the
+    tensors' bytes from the file instead of reading them: on the CPU, JAX then uses
+    the mapped pages as the buffer (no copy; pages are read from disk when first
+    touched), and the storage is marked shared, so an in-place write copies it first
+    and the file is never written. Where JAX cannot alias the mapping (another
+    device, unaligned data) the bytes are copied to the device as usual. The CRC of
+    mapped members is not checked.
 
     PyTorch's checkpoints are read as ``torch.load(weights_only=True)`` reads them,
     without importing torch (see :mod:`arraykit.serialization.torch_reader`); any
     other object in their pickle is refused with ValueError naming its class.
-    ``weights_only`` is accepted for ``torch.load``'s spelling and must stay True.
+    ``weights_only`` is accepted for ``torch.load``'s spelling and must stay True (or
+    None, which means True in ``torch.load`` too).
     """
-    if weights_only is not True:
+    if weights_only is not True and weights_only is not None:
         raise ValueError(
             "load(): weights_only must be True: arraykit never runs code from a file "
             f"(got weights_only={weights_only!r})"
