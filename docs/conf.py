@@ -49,9 +49,6 @@ nitpick_ignore_regex = [
     ("py:(class|obj|func|meth|mod|data)",
      r"arraykit\.(?!(nn|optim|autograd|linalg|fft|random)\b)[a-z_]+(\.[A-Za-z_]+)*"),
     ("py:mod", r"arraykit\..*"),  # internal modules a docstring points to
-    ("py:func", "take_flat"),  # take's docstring names its internal helper
-    ("py:data", "POLICY"),  # autocast's docstring names the internal policy table
-    ("py:class", "Storage"),  # Tensor.untyped_storage's return type, an internal class
 ]
 
 html_theme = "pydata_sphinx_theme"

@@ -2,7 +2,7 @@
 
 Inside ``with arraykit.autocast("cpu", dtype=arraykit.bfloat16):`` (or decorating a
 function), operations on tensors of that device type compute by PyTorch's op
-classes, kept in one table, :data:`POLICY` (per device type, as PyTorch's lists
+classes, kept in one table, ``POLICY`` (per device type, as PyTorch's lists
 differ between its CPU and CUDA autocast):
 
 * ``LOWER`` (matmul, linear, conv2d, vecdot, attention, the fused linear cross-entropy,
@@ -79,7 +79,7 @@ def _platform(device_type):
 
 
 class autocast:  # noqa: N801 (PyTorch's spelling)
-    """Context manager and decorator: compute the ops of :data:`POLICY` in ``dtype``
+    """Context manager and decorator: compute the ops of ``POLICY`` in ``dtype``
     (bfloat16 or float16; by default bfloat16 on ``"cpu"``, float16 on ``"cuda"``/``"gpu"``)
     or float32 on ``device_type``, as ``torch.autocast``."""
 
@@ -119,7 +119,7 @@ class autocast:  # noqa: N801 (PyTorch's spelling)
 
 def coerce(op, *operands):
     """``operands`` as op ``op`` computes them under this thread's autocast state
-    (:data:`POLICY`); unchanged when autocast is off. Entries that are not tensors
+    (``POLICY``); unchanged when autocast is off. Entries that are not tensors
     (None, Python scalars) pass through; at least one must be a tensor."""
     if not P.any_autocast():
         return operands

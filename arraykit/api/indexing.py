@@ -162,7 +162,7 @@ def take(x=None, indices=None, /, *, axis=None, input=None, index=None):  # noqa
 
     ``axis`` may be omitted for a tensor of at most one dimension. PyTorch's
     spelling ``take(input=, index=)`` is ``torch.take``: ``x`` read as flat, ``index``
-    of any shape, a result of ``index``'s shape (:func:`take_flat`).
+    of any shape, a result of ``index``'s shape (``take_flat``).
     """
     if input is not None or index is not None:
         return take_flat(T.pick_input("take", x, input), T.pick("take", "indices", indices,

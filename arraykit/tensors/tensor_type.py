@@ -184,7 +184,7 @@ class Tensor:
         return self._layout.offset
 
     def untyped_storage(self):
-        """The :class:`Storage` shared by every alias of this tensor."""
+        """The ``Storage`` shared by every alias of this tensor."""
         return self._storage
 
     storage = untyped_storage
