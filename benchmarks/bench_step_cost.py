@@ -258,7 +258,9 @@ def _small_mlps(n_layers, width=8, batch=4):
         opt.step()
         return loss
 
-    params = [(jnp.asarray(m.weight.numpy()), jnp.asarray(m.bias.numpy()))
+    # copied through lists: .numpy() would move the parameters into NumPy memory, which
+    # every call then writes back into on the host
+    params = [(jnp.asarray(m.weight.tolist(), jnp.float32), jnp.asarray(m.bias.tolist(), jnp.float32))
               for m in model if isinstance(m, ak.nn.Linear)]
     tx = optax.sgd(0.01, momentum=0.9)
     jx, jy = jnp.asarray(x), jnp.asarray(y, jnp.int32)

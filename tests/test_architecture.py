@@ -51,5 +51,7 @@ def test_planted_violations_break_the_contracts(tmp_path):
     assert status != 0, report
     assert "0 kept, 3 broken" in report, report
     assert "arraykit.core.layout -> arraykit.api.creation" in report, report
-    assert "- .tensor_type -> .indexing_keys" in report, report
+    # the planted edge closes a cycle; import-linter names one edge of it, either one
+    assert ("- .tensor_type -> .indexing_keys" in report
+            or "- .indexing_keys -> .tensor_type" in report), report
     assert "arraykit.kernels.strided -> arraykit (" in report, report
