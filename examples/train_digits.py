@@ -101,7 +101,7 @@ def main():
     model.eval()
     with ak.no_grad():
         accuracy = (ak.argmax(model(x_test), axis=1) == y_test).to(ak.float32).mean().item()
-    mode = "eager" if args.eager else f"jit ({step.compile_count} compilations)"
+    mode = "eager" if args.eager else f"jit ({step.compile_count} XLA compilation(s))"
     print(f"{mode}: {len(losses)} steps in {seconds:.1f} s, final loss "
           f"{losses[-1].item():.4f}, test accuracy {accuracy:.3f}")
     if args.plot:
@@ -146,7 +146,7 @@ def train_distributed(args):
         correct = ak.argmax(scores, axis=1) == ak.asarray(y_test, device=whole)
         accuracy = correct.to(ak.float32).mean().item()
     if rank == 0:
-        mode = "eager" if args.eager else f"jit ({step.compile_count} compilations)"
+        mode = "eager" if args.eager else f"jit ({step.compile_count} XLA compilation(s))"
         print(f"{world} processes, {mode}: {len(losses)} steps of {args.batch_size} in {seconds:.1f} s, "
               f"final loss {losses[-1].item():.4f}, test accuracy {accuracy:.3f}")
         if args.plot:

@@ -515,7 +515,7 @@ def main(argv=None):
         log.close()
     bits = history["validation"][-1][1]
     report(f"final validation: {bits:.3f} bits per byte (unigram baseline {baseline:.3f}) after "
-           f"{step} steps; {step_fn.compile_count} compilations of the training step; "
+           f"{step} steps; {step_fn.compile_count} XLA compilation(s) of the training step; "
            f"{time.perf_counter() - started:.0f} s in all")
     if args.save:  # every process calls it; only rank 0 writes the replicated tensors
         save_checkpoint(args.save, model, optimizer, scheduler, step, cfg, seed, history)

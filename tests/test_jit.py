@@ -152,8 +152,9 @@ def test_static_arguments():
 
     np.testing.assert_array_equal(power(ak.full((2,), 3.0), 2).numpy(), [9, 9])
     np.testing.assert_array_equal(power(ak.full((2,), 3.0), 3).numpy(), [27, 27])
-    # traced and compiled for each static value (an integer power is unrolled)
-    assert power.trace_count == 2 and power.compile_count == 2
+    # traced for each static value; compiled once per distinct program they lower to
+    assert power.trace_count == 2
+    assert power.compile_count == len(power._recent._programs) in (1, 2)
 
 
 @pytest.mark.parametrize("body,what", [

@@ -166,8 +166,10 @@ def test_where_errors():
     c = ak.asarray(np.array([True, False]))
     with pytest.raises(ValueError):
         ak.where(c, ak.asarray(np.ones(3)), 0.0)
-    with pytest.raises(TypeError):
-        ak.where(c, 1, 2)
+    # two Python scalars beside an array condition (the standard allows it since
+    # 2024.12): PyTorch's dtypes, the default integer and float dtypes
+    check(ak.where(c, 1, 2), np.array([1, 2], np.int64))
+    check(ak.where(c, 0.5, 1), np.array([0.5, 1.0], np.float32))
     check(ak.where(ak.asarray(np.array([0, 2])), 1.5, ak.asarray(np.zeros(2, np.float32))),
           np.array([0.0, 1.5], np.float32))
 

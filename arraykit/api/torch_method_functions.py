@@ -17,14 +17,11 @@ from . import elementwise as E
 from . import torch_keywords as T
 from .naming import named
 
-_PREDICATES = (
-    "get_device", "is_complex", "is_conj", "is_neg", "is_nonzero", "is_same_size", "is_signed",
-    "resolve_conj", "resolve_neg",
-)
+_PREDICATES = ("get_device", "is_complex", "is_conj", "is_neg", "is_nonzero", "is_signed")
 
 __all__ = [
     "addcdiv", "addcmul", "clone", "detach", "div", "dot", "fill", "masked_fill", "sub", "t",
-    *_PREDICATES,
+    *_PREDICATES, "is_same_size", "resolve_conj", "resolve_neg",
 ]
 
 
@@ -47,9 +44,12 @@ def t(input):  # noqa: A002
     return require_tensor(input, "t").t()
 
 
-def dot(input, tensor, *, out=None):  # noqa: A002
-    """The inner product of two 1-D tensors of one dtype (no conjugation)."""
-    return _into("dot", require_tensor(input, "dot").dot(tensor), out)
+def dot(input, other=None, *, out=None, tensor=None):  # noqa: A002
+    """The inner product of two 1-D tensors of one dtype (no conjugation); the second
+    given by position, as ``other=`` or as ``tensor=`` (PyTorch's documented name)."""
+    if (other is None) == (tensor is None):
+        raise TypeError("dot() takes exactly one second tensor (other= or tensor=)")
+    return _into("dot", require_tensor(input, "dot").dot(tensor if other is None else other), out)
 
 
 def masked_fill(input, mask, value):  # noqa: A002
@@ -115,3 +115,18 @@ def _predicate(name):
 
 
 globals().update({name: _predicate(name) for name in _PREDICATES})
+
+
+def is_same_size(input, other):  # noqa: A002
+    """Whether ``input`` and ``other`` have one shape (:meth:`Tensor.is_same_size`)."""
+    return require_tensor(input, "is_same_size").is_same_size(other)
+
+
+def resolve_conj(input, *, out=None):  # noqa: A002
+    """``input`` itself: arraykit never sets PyTorch's lazy conjugation bit."""
+    return _into("resolve_conj", require_tensor(input, "resolve_conj").resolve_conj(), out)
+
+
+def resolve_neg(input, *, out=None):  # noqa: A002
+    """``input`` itself: arraykit never sets PyTorch's lazy negation bit."""
+    return _into("resolve_neg", require_tensor(input, "resolve_neg").resolve_neg(), out)

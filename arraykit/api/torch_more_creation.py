@@ -97,7 +97,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _created(s, dtype, device, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  # noqa: A001
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
           requires_grad=False):
     """``start, start + step, ...`` up to and including ``end`` (PyTorch's deprecated
     ``torch.range``; :func:`arraykit.arange` excludes ``end``), of the default float
@@ -110,7 +110,8 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
         raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: "
                            f"start={start}, end={end}, step={step}")
     count = int(math.floor((end - start) / step)) + 1
-    return _created(start + np.arange(count) * step, dtype, device, requires_grad)
+    result = _created(start + np.arange(count) * step, dtype, device, requires_grad)
+    return result if out is None else out.copy_(result)
 
 
 def complex(real, imag, *, out=None):  # noqa: A001 (PyTorch's name)

@@ -98,11 +98,11 @@ sinc = _floating_unary("sinc", _sinc, "The normalized sinc ``sin(pi x) / (pi x)`
 
 
 def _real_test(name, body, doc):
-    def function(input):  # noqa: A002
+    def function(input, *, out=None):  # noqa: A002
         x = require_tensor(input, name)
         if x._dtype.kind == "complex":
             raise RuntimeError(f"{name} does not support complex inputs, got {x.dtype}")
-        return apply(body, (x,))
+        return _into(name, apply(body, (x,)), out)
     return named(function, name, doc)
 
 

@@ -160,9 +160,9 @@ def pinverse(input, rcond=1e-15):  # noqa: A002
     return LG.pinv(require_tensor(input, "pinverse"), rtol=rcond)
 
 
-def matrix_power(input, n):  # noqa: A002
+def matrix_power(input, n, *, out=None):  # noqa: A002
     """``input`` to the integer power ``n`` (the inverse's for ``n < 0``)."""
-    return LG.matrix_power(require_tensor(input, "matrix_power"), n)
+    return _into("matrix_power", LG.matrix_power(require_tensor(input, "matrix_power"), n), out)
 
 
 def _expm(x):
@@ -222,12 +222,14 @@ def _solve_triangular(name, b, a, upper, transpose, unit):
     return apply(_triangular, (a, b), (bool(upper), bool(transpose), bool(unit)))
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803
-    """``(solution, cloned_coefficient)``: ``X`` with ``A X = b`` (``A^T X = b`` with
-    ``transpose``) for triangular ``A`` (upper by default; ``unitriangular`` takes its
-    diagonal as ones); batches broadcast."""
-    solution = _solve_triangular("triangular_solve", b, A, upper, transpose, unitriangular)
-    return SolutionCoefficient(solution, A.clone())
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *,  # noqa: A002, N803
+                     out=None):
+    """``(solution, cloned_coefficient)``: ``X`` with ``A X = input`` (``A^T X = input``
+    with ``transpose``) for triangular ``A`` (upper by default; ``unitriangular`` takes
+    its diagonal as ones); batches broadcast."""
+    solution = _solve_triangular("triangular_solve", input, A, upper, transpose, unitriangular)
+    result = SolutionCoefficient(solution, A.clone())
+    return result if out is None else SolutionCoefficient(*T.into_each("triangular_solve", result, out))
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):  # noqa: N803
@@ -242,12 +244,12 @@ def cholesky_solve(B, L, upper=False, *, out=None):  # noqa: N803
                                                      False), out)
 
 
-def cholesky_inverse(L, upper=False, *, out=None):  # noqa: N803
-    """The inverse of ``A`` given its Cholesky factor ``L`` (lower, or upper with
+def cholesky_inverse(input, upper=False, *, out=None):  # noqa: A002
+    """The inverse of ``A`` given its Cholesky factor ``input`` (lower, or upper with
     ``upper=True``)."""
-    require_tensor(L, "cholesky_inverse")
-    identity = C.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-    return _into("cholesky_inverse", cholesky_solve(identity, L, upper), out)
+    factor = require_tensor(input, "cholesky_inverse")
+    identity = C.eye(factor.shape[-1], dtype=factor.dtype, device=factor.device)
+    return _into("cholesky_inverse", cholesky_solve(identity, factor, upper), out)
 
 
 def qr(input, some=True, *, out=None):  # noqa: A002

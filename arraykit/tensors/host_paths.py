@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from ..core import storage as S
-from ..core.devices import host_to_device, one_cpu
+from ..core.devices import one_cpu
 from ..kernels.launch import Locks, is_tensor
 from . import indexing_keys as K
 from .operands import from_numpy
@@ -67,8 +67,9 @@ def setitem(x, key, value):
     """``x[key] = value`` on the host: ``key`` an eager :class:`~.indexing_keys.Plan`
     or a boolean mask tensor over ``x``'s leading axes, ``value`` a tensor or 0-d
     scalar already checked to broadcast to the selection (cast to ``x``'s dtype as
-    the kernels cast). ``x``'s storage gets a new buffer when :func:`writes_here`,
-    else the values are written by the write kernel."""
+    the kernels cast). The values go in through the write kernel of ``x``'s layout,
+    which donates the old buffer: the storage keeps its address, as after any in-place
+    write (one kernel per layout, not one per key)."""
     storages = [x._storage] + [v._storage for v in (key, value) if is_tensor(v)]
     with Locks(storages):
         values = np.array(x._storage.host_array(x._layout), copy=True)
@@ -78,36 +79,7 @@ def setitem(x, key, value):
             values[key._storage.host_array(key._layout)] = new
         else:
             K.with_bool_axes(np, values, key.structure)[K.jax_key(key.structure, key.operands)] = new
-        if writes_here(x):
-            _store(x, values)
-            return
     x._write(from_numpy(values, x.device))
-
-
-def writes_here(x):
-    """Whether a write into ``x`` (for which :func:`applies` holds) may replace its
-    whole storage's buffer with one made on the host: a small storage in a JAX buffer."""
-    st = x._storage
-    return type(st._buffer) is not np.ndarray and st._buffer.size <= HOST_ELEMENTS
-
-
-def _store(x, values):
-    """Write the NumPy ``values`` (``x``'s shape and dtype) through ``x``'s layout into a
-    host copy of its whole storage and make that the storage's new buffer (the caller
-    holds the storage's lock)."""
-    st = x._storage
-    layout = x._layout
-    if layout.numel == 0:
-        return
-    flat = np.array(st.host_view(), copy=True)
-    itemsize = flat.itemsize
-    np.ndarray(layout.shape, flat.dtype, buffer=flat, offset=layout.offset * itemsize,
-               strides=tuple(s * itemsize for s in layout.strides))[...] = values
-    st.replace(_new_buffer, _new_buffer, host_to_device(flat.reshape(st._buffer.shape), st.device))
-
-
-def _new_buffer(old, new):
-    return new
 
 
 def concat(arrays, axis, np_dtype):

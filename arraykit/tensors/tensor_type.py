@@ -562,8 +562,9 @@ class Tensor:
     def flip(self, *axes, dims=None):
         """Reverse the order along the given dimensions (by position or as ``dims=``,
         PyTorch's keyword), all dims when none are given (a view)."""
-        dims = _dims_or_keyword("flip", axes, "dims", dims)
-        return self._view(L.flip(self._layout, dims if dims else None))
+        if not axes and dims is None:  # x.flip(): every dimension
+            return self._view(L.flip(self._layout, None))
+        return self._view(L.flip(self._layout, _dims_or_keyword("flip", axes, "dims", dims)))
 
     def unfold(self, dimension, size, step):
         """Sliding windows along ``dimension`` (view; windows may overlap)."""
@@ -605,7 +606,7 @@ class Tensor:
                     f"tensor of shape {self.shape}"
                 )
             value = value.reshape(())
-            if host_paths.applies(self, mask) and host_paths.writes_here(self):
+            if host_paths.applies(self, mask):
                 host_paths.setitem(self, mask, value)
             else:
                 apply_inplace(K.mask_where, self, (mask, value))
