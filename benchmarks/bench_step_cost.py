@@ -25,6 +25,7 @@ of each round; ``--repeats`` rounds give the range printed (min-max).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -117,6 +118,26 @@ def _mlp_first(framework):
     return run, None
 
 
+@contextlib.contextmanager
+def _recording_jit(calls):
+    """Within the block, ``arraykit.jit`` also appends each function it makes to ``calls``
+    (the benchmarks' own step builders call it)."""
+    import arraykit as ak
+
+    real = ak.jit
+
+    def recording(fn):
+        jitted = real(fn)
+        calls.append(jitted)
+        return jitted
+
+    ak.jit = recording
+    try:
+        yield
+    finally:
+        ak.jit = real
+
+
 def _models_first(model_name, framework):
     import numpy as np
 
@@ -126,21 +147,9 @@ def _models_first(model_name, framework):
     x, y = M.resnet_data(rng) if model_name == "resnet" else M.lstm_data(rng)
     state = M._state(M.torch_resnet() if model_name == "resnet" else M.torch_lstm())
     if framework == "arraykit.jit":
-        import arraykit as ak
-
         calls = []
-        real_jit = ak.jit
-
-        def recording_jit(fn):
-            jitted = real_jit(fn)
-            calls.append(jitted)
-            return jitted
-
-        ak.jit = recording_jit
-        try:
+        with _recording_jit(calls):
             run = M.arraykit_step(model_name, state, x, y, True)
-        finally:
-            ak.jit = real_jit
         return run, calls[0]
     return M.jax_step(model_name, state, x, y), None
 
@@ -158,18 +167,8 @@ def _gpt_first(framework):
     host = [B.step_batch(train, i, cfg) for i in range(FIRST_STEPS)]
     if framework == "arraykit.jit":
         calls = []
-        real_jit = ak.jit
-
-        def recording_jit(fn):
-            jitted = real_jit(fn)
-            calls.append(jitted)
-            return jitted
-
-        ak.jit = recording_jit
-        try:
+        with _recording_jit(calls):
             run = B.arraykit_runner(model, cfg, ak.device("cpu"))
-        finally:
-            ak.jit = real_jit
         batches = [tuple(ak.asarray(a, device="cpu") for a in pair) for pair in host]
         return (lambda: run(batches)), calls[0]
     run = B.jax_runner(model, cfg, jnp.float32)

@@ -54,7 +54,7 @@ def _mlp_steps(device):
 
     import arraykit as ak
     import train_digits
-    from mlp_anchor import mlp
+    from mlp_anchor import make_step, mlp
 
     sizes = (784, 1024, 1024, 10)
     rng = np.random.default_rng(0)
@@ -78,19 +78,7 @@ def _mlp_steps(device):
     tx = optax.sgd(0.01)
     state = [params, tx.init(params)]
     jx, jy = jax.device_put(x, jdev), jax.device_put(y.astype(np.int32), jdev)
-
-    def loss_fn(p, a, b):
-        for i, (w, c) in enumerate(p):
-            a = a @ w + c
-            if i < len(p) - 1:
-                a = jax.nn.relu(a)
-        return optax.softmax_cross_entropy_with_integer_labels(a, b).mean()
-
-    @functools.partial(jax.jit, donate_argnums=(0, 1))
-    def jax_step(p, o, a, b):
-        loss, g = jax.value_and_grad(loss_fn)(p, a, b)
-        u, o = tx.update(g, o, p)
-        return optax.apply_updates(p, u), o, loss
+    jax_step = make_step(tx)
 
     def run_jax():
         state[0], state[1], _ = jax_step(state[0], state[1], jx, jy)
