@@ -207,10 +207,9 @@ def test_public_names_have_docstrings():
 
 def test_launcher_sets_torchrun_environment(tmp_path):
     proc = run_launcher(tmp_path, """
-        import json, os
+        import os
         keys = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR")
-        line = f"RESULT {os.environ['RANK']} {json.dumps({k: os.environ[k] for k in keys})}\n"
-        os.write(1, line.encode())  # one write: three processes share the pipe
+        write_result(int(os.environ["RANK"]), {k: os.environ[k] for k in keys})
     """, nproc=3)
     found = results(proc)
     assert sorted(found) == [0, 1, 2]
