@@ -135,8 +135,10 @@ row.add_(1.0)                    # ... an in-place op through the view row ...
 mask = ak.asarray(np.arange(12).reshape(3, 4) % 3 == 0)
 y[mask] = -1.0                   # ... and a masked write through y again
 print("  y[1] = 100.0; row.add_(1.0); y[mask] = -1.0   (mask: every third element)")
-check("y.data_ptr() unchanged: each write donated the old buffer (updated in place)",
-      y.data_ptr() == ptr)
+# Each write donates the old buffer, so XLA updates it in place and the address stays;
+# where the JAX release copies instead (seen with jax 0.10.0 on the CPU), the address
+# changes and every view still sees the values, as checked below.
+print(f"  y.data_ptr() unchanged (the old buffer was donated): {y.data_ptr() == ptr}")
 print(f"  storage version counter after 3 writes: {y.untyped_storage().version}")
 show("y", y)
 show("row = y[1]", row)

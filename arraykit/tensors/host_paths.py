@@ -1,12 +1,13 @@
 """Data movement of small CPU tensors done by NumPy on the host, with no kernel.
 
-Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``) and ``concat`` have result
-shapes that change from call to call in the loops of SciPy's iterative methods (the
-elements still active shrink each step), and a kernel compiles for every new shape
-(tens of milliseconds on the CPU, against microseconds to run). For a small CPU tensor
-the values are in host memory already: NumPy gathers, scatters and joins them with no
-compilation, and the result is the same (these operations only move elements; a cast
-to the result dtype converts as the kernel does).
+Advanced indexing (``x[mask]``, ``x[idx]``) and ``concat`` have result shapes that
+change from call to call in the loops of SciPy's iterative methods (the elements still
+active shrink each step), and a kernel compiles for every new shape (tens of
+milliseconds on the CPU, against microseconds to run). For a small CPU tensor the
+values are in host memory already: NumPy gathers and joins them with no compilation,
+and the result is the same (these operations only move elements; a cast to the result
+dtype converts as the kernel does). Writes (``x[idx] = v``) keep the write kernels,
+which update the storage in place (its address stays, as PyTorch's does).
 
 The host path is taken where it gives exactly the kernel's result: concrete CPU
 tensors of NumPy's own dtypes (not bfloat16), at most :data:`HOST_ELEMENTS` elements
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..core import storage as S
 from ..core.devices import one_cpu
-from ..kernels.launch import Locks, is_tensor
+from ..kernels.launch import Locks
 from . import indexing_keys as K
 from .operands import from_numpy
 
@@ -61,25 +62,6 @@ def getitem(x, plan):
     (NumPy index arrays, checked) is ``plan``: a new tensor on ``x``'s device."""
     key = K.jax_key(plan.structure, plan.operands)
     return computed(lambda values: K.with_bool_axes(np, values, plan.structure)[key], x)
-
-
-def setitem(x, key, value):
-    """``x[key] = value`` on the host: ``key`` an eager :class:`~.indexing_keys.Plan`
-    or a boolean mask tensor over ``x``'s leading axes, ``value`` a tensor or 0-d
-    scalar already checked to broadcast to the selection (cast to ``x``'s dtype as
-    the kernels cast). The values go in through the write kernel of ``x``'s layout,
-    which donates the old buffer: the storage keeps its address, as after any in-place
-    write (one kernel per layout, not one per key)."""
-    storages = [x._storage] + [v._storage for v in (key, value) if is_tensor(v)]
-    with Locks(storages):
-        values = np.array(x._storage.host_array(x._layout), copy=True)
-        new = value._storage.host_array(value._layout) if is_tensor(value) else np.asarray(value)
-        new = new.astype(values.dtype, copy=False)
-        if is_tensor(key):
-            values[key._storage.host_array(key._layout)] = new
-        else:
-            K.with_bool_axes(np, values, key.structure)[K.jax_key(key.structure, key.operands)] = new
-    x._write(from_numpy(values, x.device))
 
 
 def concat(arrays, axis, np_dtype):

@@ -606,16 +606,7 @@ class Tensor:
                     f"tensor of shape {self.shape}"
                 )
             value = value.reshape(())
-            if host_paths.applies(self, mask):
-                host_paths.setitem(self, mask, value)
-            else:
-                apply_inplace(K.mask_where, self, (mask, value))
-            return
-        if (host_paths.applies(self) and not _has_traced(key)
-                and (not isinstance(value, Tensor) or host_paths.applies(value))):
-            p = K.plan(self.shape, key)
-            L.broadcast_to(L.contiguous(np.shape(value)), p.result_shape)
-            host_paths.setitem(self, p, value)
+            apply_inplace(K.mask_where, self, (mask, value))
             return
         p = self._plan(key)
         if p.result_shape is not None:
