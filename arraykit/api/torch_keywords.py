@@ -92,6 +92,11 @@ def into(function, result, out):
 
 
 
+def into_if_given(function, result, out):
+    """``result``, or :func:`into` ``out`` when PyTorch's ``out=`` was given."""
+    return result if out is None else into(function, result, out)
+
+
 def into_each(function, results, outs):
     """``out=`` for a function returning a named tuple: one ``out`` tensor per field."""
     if not isinstance(outs, (tuple, list)) or len(outs) != len(results):

@@ -25,8 +25,7 @@ __all__ = [
 ]
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def clone(input, *, memory_format=preserve_format):  # noqa: A002 (PyTorch's name)

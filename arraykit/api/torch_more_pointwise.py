@@ -35,8 +35,7 @@ __all__ = [
 ]
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def clamp_min(input, min, *, out=None):  # noqa: A002 (PyTorch's names)

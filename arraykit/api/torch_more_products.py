@@ -45,8 +45,7 @@ SingularTriple = collections.namedtuple("SingularTriple", ["U", "S", "V"])
 SingularTriple.__doc__ = "``(U, S, V)`` of :func:`svd` (``input = U diag(S) V^H``)."
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def _vector(name, what, x):

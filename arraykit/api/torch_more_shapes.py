@@ -42,8 +42,7 @@ __all__ = [
 ]
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def _sequence(name, tensors):

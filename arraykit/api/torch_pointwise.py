@@ -39,8 +39,7 @@ MantissaExponent.__doc__ = "``(mantissa, exponent)`` of :func:`frexp` (PyTorch's
 true_divide = E.divide
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def floating(x):

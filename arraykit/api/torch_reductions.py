@@ -47,8 +47,7 @@ MinMax = collections.namedtuple("MinMax", ["min", "max"])
 MinMax.__doc__ = "``(min, max)`` of :func:`aminmax` (PyTorch's ``torch.return_types.aminmax``)."
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def _into_each(name, result, out):

@@ -35,8 +35,7 @@ movedim = M.moveaxis
 broadcast_tensors = M.broadcast_arrays
 
 
-def _into(name, result, out):
-    return result if out is None else T.into(name, result, out)
+_into = T.into_if_given
 
 
 def cat(tensors, dim=0, *, axis=None, out=None):
