@@ -20,7 +20,6 @@ import numpy as np
 from ..core import layout as L
 from ..core.devices import addressable, check_same_device
 from ..kernels.launch import apply
-from ..tensors import host_paths
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
 from ..core import deferred_checks
@@ -63,15 +62,6 @@ def _take_along(x, idx, axis, shape, with_bounds):
     idx = jnp.broadcast_to(idx, shape)
     out = jnp.take_along_axis(x, idx, axis=axis, mode="fill")
     return (out, _bounds(idx)) if with_bounds else out
-
-
-# The same gathers by NumPy, for small CPU tensors (see tensors/host_paths.py).
-_HOST_GATHERS = {
-    _take: lambda x, idx, axis: x[(slice(None),) * axis + (idx,)],
-    _take_along: lambda x, idx, axis, shape: np.take_along_axis(
-        np.broadcast_to(x, shape[:axis] + x.shape[axis:axis + 1] + shape[axis + 1:]),
-        np.broadcast_to(idx, shape), axis=axis),
-}
 
 
 # ----------------------------------------------------------------------------- functions
@@ -147,9 +137,6 @@ def _gather(body, x, indices, axis, static, name):
         _, _, lo, hi = _extremes(indices)
         if lo < -size or hi >= size:
             raise _out_of_bounds(lo, hi, size, axis, name)
-        if host_paths.applies(x, indices):  # no gather kernel to compile per shape
-            host = _HOST_GATHERS[body]
-            return host_paths.computed(lambda a, i: host(a, i, *static[:-1]), x, indices)
         return apply(body, (x, indices), static)
     finally:
         if second is not first:

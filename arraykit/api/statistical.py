@@ -9,12 +9,6 @@ compute in ``float64``; of complex inputs, ``var``/``std`` return the real dtype
 result is zero they recompute it from exact ordering keys
 (:mod:`arraykit.kernels.ordering`), so subnormals count on every platform.
 
-``max`` and ``min`` of a small CPU tensor (see :mod:`arraykit.tensors.host_paths`)
-are computed by NumPy on the host, exactly (no kernel compiled per shape in loops
-whose arrays change size). Sums and means stay kernels: NumPy's order of additions
-differs from XLA's, and a size threshold between the two would make a row's sum depend
-on the size of the whole tensor.
-
 PyTorch's spellings (``dim=``, ``keepdim=``, ``input=``, ``out=``; see
 :mod:`.torch_keywords`) are read only when given, and then bring PyTorch's meaning:
 ``max``/``min`` over one ``dim`` return ``(values, indices)``, ``var``/``std`` default
@@ -36,7 +30,6 @@ from ..core import layout as L
 from ..kernels import derivatives as DV
 from ..kernels import ordering as O
 from ..kernels.launch import apply
-from ..tensors import host_paths
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
 from .dtype_functions import astype
@@ -222,10 +215,6 @@ def _ordered_reduction(name, body, doc):
         _check_ordered(x._dtype, name)
         axes = _axes(axis, x.ndim)
         _check_nonempty(x, axes, name)
-        if host_paths.applies(x):  # exact: no kernel compiled per shape
-            reduce_on_host = np.max if name == "max" else np.min
-            return host_paths.computed(
-                lambda v: reduce_on_host(v, axis=axes, keepdims=bool(keepdims)), x)
         return apply(body, (x,), (axes, bool(keepdims)))
 
     return named(reduce, name, doc)
