@@ -437,6 +437,12 @@ class _Program:
         lowered = jitted.lower(*bufs, *recycled)
         self.executable = self.call = entry.recent.get(lowered, donate + extra, devices)
 
+    def run(self, bufs):
+        """Run on the input buffers ``bufs`` (with output buffers for ``needs``)."""
+        if self.needs:
+            return self.call(*bufs, *self.output_buffers())
+        return self.call(*bufs)
+
     def output_buffers(self):
         """One buffer per output in ``needs``: from the pool, else new."""
         device = self.device
@@ -945,12 +951,8 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
         if not concrete_arrays(bufs):
             outs = _run_special(entry, bufs, donation, donated)
         else:
-            program = entry.compiled(donation, bufs,
-                                     tuple(len(entry.consts) + k for k in donated))
-            if program.needs:
-                outs = program.call(*bufs, *program.output_buffers())
-            else:
-                outs = program.call(*bufs)
+            required = tuple(len(entry.consts) + k for k in donated)
+            outs = entry.compiled(donation, bufs, required).run(bufs)
         del bufs
         targets = list(map(inputs.__getitem__, entry.written)) + kept
         released = _install_all(entry, targets, outs)
@@ -995,8 +997,8 @@ def _run_special(entry, bufs, donation, donated):
             traced = True
     if traced:
         return jax.jit(entry.program)(*bufs)
-    program = entry.compiled(donation, bufs, tuple(len(entry.consts) + k for k in donated))
-    return program.call(*bufs, *program.output_buffers())
+    required = tuple(len(entry.consts) + k for k in donated)
+    return entry.compiled(donation, bufs, required).run(bufs)
 
 
 def _locks(entry, inputs, kept, arg_storages):
@@ -1043,7 +1045,8 @@ def _install_all(entry, targets, outs):
     released = []
     for k, _, _ in entry.large:
         st = targets[k]
-        if not st.shared and type(st._buffer) is not np.ndarray:
+        pooled = getattr(st.device, "platform", None) == "cpu"  # the pool serves CPU buffers
+        if pooled and not st.shared and type(st._buffer) is not np.ndarray:
             nbytes = st._counted
             if nbytes is None:  # a storage made during the trace (kept): counted by no one
                 nbytes = math.prod(st._buffer.shape) * st.dtype.itemsize
