@@ -11,15 +11,24 @@ optax, JAX's default 32-bit mode, int32 labels), PyTorch eager and
 ``torch.compile``. Reported: the median step time of each and the ratios the aims
 are stated in (arraykit.jit / JAX, arraykit eager / PyTorch eager).
 
+Start-up (``--startup-runs``, each figure a range over that many new processes): the
+first eager step of a new process, its model already built: arraykit with no
+persistent compilation cache, arraykit writing a new cache directory, arraykit in a
+second process reading that directory (``ARRAYKIT_COMPILATION_CACHE``), and PyTorch.
+
     python benchmarks/bench_models.py [--model resnet|lstm|all] [--repeats 5] [--steps 10]
+                                      [--startup-runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import json
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import jax
@@ -277,16 +286,62 @@ def bench(model_name, repeats, steps):
     print(f"  arraykit.jit / torch.compile: {med['arraykit.jit'] / med['torch.compile']:.2f}x")
 
 
+def first_step(model_name, lib):
+    """Seconds of the first eager step of ``lib`` ("arraykit" or "torch") in this
+    process, the model and data already made (what a new process pays to compile)."""
+    rng = np.random.default_rng(0)
+    x, y = resnet_data(rng) if model_name == "resnet" else lstm_data(rng)
+    state = _state(torch_resnet() if model_name == "resnet" else torch_lstm())
+    run = arraykit_step(model_name, state, x, y, False) if lib == "arraykit" else torch_step(model_name, x, y, False)
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def _first_step_in_new_process(model_name, lib, cache_dir=None):
+    env = dict(os.environ)
+    env.pop("ARRAYKIT_COMPILATION_CACHE", None)
+    if cache_dir is not None:
+        env["ARRAYKIT_COMPILATION_CACHE"] = cache_dir
+    done = subprocess.run([sys.executable, __file__, "--first-step", model_name, lib], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def startup(model_name, runs):
+    """Print the first eager step of new processes (see the module's docstring)."""
+    times = {"arraykit, no cache": [], "arraykit, writing a cache": [],
+             "arraykit, cache written": [], "PyTorch": []}
+    for _ in range(runs):  # interleaved, so drifts of the machine hit all alike
+        times["arraykit, no cache"].append(_first_step_in_new_process(model_name, "arraykit"))
+        with tempfile.TemporaryDirectory() as cache_dir:
+            times["arraykit, writing a cache"].append(
+                _first_step_in_new_process(model_name, "arraykit", cache_dir))
+            times["arraykit, cache written"].append(
+                _first_step_in_new_process(model_name, "arraykit", cache_dir))
+        times["PyTorch"].append(_first_step_in_new_process(model_name, "torch"))
+    print(f"\n{model_name}: first eager step of a new process, s (min-max, median of {runs})")
+    for name, t in times.items():
+        print(f"  {name:26s} {min(t):6.2f}-{max(t):6.2f}   median {statistics.median(t):6.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["resnet", "lstm", "all"], default="all")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--startup-runs", type=int, default=3)
+    parser.add_argument("--first-step", nargs=2, metavar=("MODEL", "LIB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(os.cpu_count() or 1)
+    if args.first_step:  # a child process of startup()
+        print(json.dumps({"seconds": first_step(*args.first_step)}))
+        return
     print(f"jax {jax.__version__} ({jax.devices()[0].platform}), torch {torch.__version__}, "
           f"{os.cpu_count()} CPUs")
     for name in (["resnet", "lstm"] if args.model == "all" else [args.model]):
+        if args.startup_runs:
+            startup(name, args.startup_runs)
         bench(name, args.repeats, args.steps)
 
 

@@ -31,6 +31,8 @@ from ..core import layout as L
 from ..core import x64
 from ..core.storage import Storage
 from ..kernels import strided
+from ..kernels import compilation_cache
+from ..kernels.ahead import FirstCall
 from ..kernels.export import dense_values
 from ..kernels.launch import Locks, apply, call_or_nested, fast_compile_options
 from .mode import no_grad
@@ -191,7 +193,9 @@ class Forward:
     buffer of an in-place kernel, ``inplace``: never forwarded, it is gone after the
     write); ``nested`` is ``call`` without compiler ``options`` (the kernel's own, see
     :func:`arraykit.kernels.launch.compile_options`), for use inside an outer JAX
-    trace; ``pull`` runs the VJP, compiled with the same options. ``saved``: the
+    trace; ``pull`` runs the VJP, compiled with the same options. With the persistent
+    compilation cache on, all three are compiled ahead of time through it
+    (:class:`arraykit.kernels.ahead.FirstCall`). ``saved``: the
     positions, among the differentiated arguments, whose values the VJP's residuals
     depend on; ``outputs_read``: the outputs whose values they are computed from
     (``exp``, ``tanh``, ``sqrt`` ... differentiate through their result, as
@@ -220,10 +224,15 @@ class Forward:
             kept = [leaf for leaf, f in zip(leaves, forwarded) if f is None]
             return outs, Residuals(kept, tree, forwarded)
 
-        self.call = jax.jit(forward, compiler_options=options)
-        self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
         self.nested = jax.jit(forward)
-        self.pull = _pull if options is None else _small_pull()
+        if compilation_cache.get_compilation_cache_dir() is None:
+            self.call = jax.jit(forward, compiler_options=options)
+            self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
+            self.pull = _pull if options is None else _small_pull()
+        else:  # compiled ahead of time, through the persistent cache
+            self.call = FirstCall(forward, options, (), self.nested)
+            self.donating = FirstCall(forward, options, (0,), self.nested)
+            self.pull = FirstCall(_run_vjp, options, (), _pull)
 
     def _forwarded(self, args, leaves):
         """Per residual leaf, the position of the argument it is (as passed), or None."""

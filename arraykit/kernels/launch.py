@@ -48,6 +48,7 @@ from ..core.devices import default_device, jax_target, put
 from ..core.jax_compat import fast_call, trace_state_clean
 from ..core.storage import Storage
 from . import size_buckets, strided
+from .ahead import compile_ahead
 
 
 class _Stats:
@@ -205,16 +206,16 @@ _SLOT_KERNELS = {"call": lambda k: k, "donating": lambda k: k, "into": _recyclin
 
 def _compiling(entry, slot):
     """The stand-in for ``entry``'s executable in ``slot``: its first eager call
-    compiles the kernel (:attr:`_Compiled.kernel`) ahead of time for its arguments,
+    compiles the kernel (:attr:`_Compiled.kernel`) ahead of time for its arguments
+    (through the persistent compilation cache when it is on, see :mod:`.ahead`),
     stores the executable in the slot and runs it. Inside an outer JAX trace it runs
     ``entry.nested``."""
 
     def first_call(*args):
         if not trace_state_clean():
             return entry.nested(*args)
-        jitted = jax.jit(_SLOT_KERNELS[slot](entry.kernel), compiler_options=entry.options,
-                         **_SLOT_OPTIONS[slot])
-        compiled = jitted.trace(*args).lower().compile()
+        compiled = compile_ahead(_SLOT_KERNELS[slot](entry.kernel), args, entry.options,
+                                 **_SLOT_OPTIONS[slot])
         setattr(entry, slot, compiled)
         result = compiled(*args)
         if slot == "call":  # donating slots keep the Python path, which checks before donating

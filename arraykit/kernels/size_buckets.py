@@ -40,7 +40,7 @@ import jax
 import numpy as np
 
 from ..core.devices import jax_target, one_cpu
-from . import bodies
+from . import bodies, compilation_cache
 
 EXACT_AFTER = 32
 SMALLEST = 16
@@ -142,7 +142,8 @@ def run_reduction(fn, keepdims, value, device, options):
 
 def _build(key, fn, static, multiple, size, device, options, args):
     """The bucket program for ``key``, compiled ahead of time for ``args`` (an
-    executable keeps no traced program alive; see :class:`.launch._Compiled`). Its
+    executable keeps no traced program alive; see :class:`.launch._Compiled`), through
+    the persistent :mod:`.compilation_cache` when it is on. Its
     results must have the shape ``size`` (an int: element-wise; ``()``: a reduction)."""
 
     def program(*args):
@@ -163,8 +164,10 @@ def _build(key, fn, static, multiple, size, device, options, args):
         compiled = _PROGRAMS.get(key)
         if compiled is None:
             jitted = jax.jit(program, in_shardings=on_device, out_shardings=on_device,
-                             compiler_options=options)
-            compiled = _PROGRAMS[key] = jitted.trace(*args).lower().compile()
+                             compiler_options=options, keep_unused=True)  # see ahead.py
+            lowered = jitted.trace(*args).lower()
+            compiled = _PROGRAMS[key] = compilation_cache.compile(
+                lowered, (), tuple(on_device.device_set), options)
     return compiled
 
 
