@@ -66,7 +66,8 @@ from .core import buffer_pool
 from .core import storage as S
 from .core import x64
 from .core.devices import put
-from .core.jax_compat import concrete_arrays, eval_jaxpr
+from .core.jax_compat import concrete_arrays, eval_jaxpr, jax_config_context
+from .core.jaxpr_equality import same_jaxpr
 from .core.storage import Storage
 from .core import precision
 from .kernels import compilation_cache
@@ -284,6 +285,8 @@ class _Entry:
         self.returned = []
         self.treedef = None
         self.program = None
+        self.jaxpr = None  # the traced program (after _hold_constants and the output order)
+        self.n_constvars = 0
         self.by_donation = {}
         self.large = []  # (output position, shape, dtype) of large written or kept buffers
         self.refs = []
@@ -352,18 +355,34 @@ class _RecentPrograms:
     A signature traced again often gives the very program it gave before: the second
     call of a training step, traced once more because its first call created the
     gradients and optimizer state (see :class:`_Entry`), lowers to the same text.
-    That program is then not compiled again. At most ``LIMIT`` are kept.
+    That program is then not compiled again. It is not even lowered again when its
+    jaxpr equals one compiled before for the same inputs (:meth:`reuse`, by
+    :func:`arraykit.core.jaxpr_equality.same_jaxpr`). At most ``LIMIT`` are kept.
     """
 
     LIMIT = 8
 
     def __init__(self, name, max_compiles):
         self._programs = collections.OrderedDict()
+        self._by_jaxpr = collections.deque(maxlen=self.LIMIT)  # (jaxpr, inputs, executable)
         self.name = name
         self.max_compiles = max_compiles
         self.count = 0
         self.reason = None  # why the latest trace happened
         self.last_reason = None  # why the latest compilation happened
+
+    def reuse(self, jaxpr, inputs):
+        """An executable compiled before from a jaxpr equal to ``jaxpr`` for the same
+        ``inputs`` (what the program's arguments, donation and configuration are), or
+        None."""
+        for seen, seen_inputs, compiled in self._by_jaxpr:
+            if seen_inputs == inputs and same_jaxpr(seen, jaxpr):
+                return compiled
+        return None
+
+    def remember(self, jaxpr, inputs, compiled):
+        """Keep ``compiled`` as the executable of ``jaxpr`` for ``inputs`` (see :meth:`reuse`)."""
+        self._by_jaxpr.append((jaxpr, inputs, compiled))
 
     def get(self, lowered, donated, devices):
         """The executable of ``lowered`` with inputs ``donated`` on ``devices``, compiled
@@ -430,12 +449,18 @@ class _Program:
         extra = tuple(range(n, n + len(self.needs)))
         # keep_unused: the HLO's parameter numbers stay the input positions (see
         # _copied_parameters), and the output buffers, which the program never reads, stay
-        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
         sharding = jax.sharding.SingleDeviceSharding(self.device)
         recycled = [jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
                     for _, shape, dtype in self.needs]
-        lowered = jitted.lower(*bufs, *recycled)
-        self.executable = self.call = entry.recent.get(lowered, donate + extra, devices)
+        inputs = (entry.n_constvars, tuple(map(_input_type, bufs)), tuple(self.needs),
+                  donate + extra, tuple(sorted(d.id for d in devices)), jax_config_context())
+        compiled = entry.recent.reuse(entry.jaxpr, inputs)
+        if compiled is None:
+            jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
+            lowered = jitted.lower(*bufs, *recycled)
+            compiled = entry.recent.get(lowered, donate + extra, devices)
+            entry.recent.remember(entry.jaxpr, inputs, compiled)
+        self.executable = self.call = compiled
 
     def run(self, bufs):
         """Run on the input buffers ``bufs`` (with output buffers for ``needs``)."""
@@ -451,6 +476,14 @@ class _Program:
             buf = buffer_pool.take(shape, dtype, device)
             buffers.append(_new_buffer(shape, dtype, device) if buf is None else buf)
         return buffers
+
+
+def _input_type(buf):
+    """What a program's lowering reads of an input buffer: its type, shape, dtype,
+    weak type and sharding."""
+    aval = getattr(buf, "aval", None)
+    return (type(buf), buf.shape, buf.dtype, getattr(aval, "weak_type", False),
+            getattr(buf, "sharding", None))
 
 
 def _new_buffer(shape, dtype, device):
@@ -763,6 +796,7 @@ def _trace(call, arg_storages, arrays=()):
     jaxpr = _hold_constants(closed.jaxpr, entry.consts, plan)
     jaxpr = _written_in_input_order(jaxpr, entry, arg_storages, plan)
     entry.program = _program(jaxpr, len(closed.consts))
+    entry.jaxpr, entry.n_constvars = jaxpr, len(closed.consts)
     entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
