@@ -56,6 +56,7 @@ import math
 import operator
 import re
 import threading
+import _thread
 import weakref
 
 import jax
@@ -66,7 +67,7 @@ from .core import buffer_pool
 from .core import storage as S
 from .core import x64
 from .core.devices import put
-from .core.jax_compat import concrete_arrays, eval_jaxpr, jax_config_context
+from .core.jax_compat import concrete_arrays, eval_jaxpr, fast_call, jax_config_context
 from .core.jaxpr_equality import same_jaxpr
 from .core.storage import Storage
 from .core import precision
@@ -307,20 +308,19 @@ class _Entry:
     def live(self):
         """``(constant inputs, kept storages)`` of a call: the storages closed over (a
         :class:`_Value` for each constant that is not a storage's buffer) and those
-        made and kept; None when one of them is gone."""
-        inputs = list(map(_call, self.input_refs))
-        kept = list(map(_call, self.kept))
-        if None in inputs or None in kept:
+        made and kept; None when one of them (or one held) is gone."""
+        alive = list(map(_call, self.refs_in_order))
+        if None in alive:
             return None
-        for ref in self.held:
-            if ref() is None:
-                return None
-        return inputs, kept
+        n = self.n_inputs
+        return alive[:n], alive[n:self.n_live]
 
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
-        self.input_refs = [ref if kind == "storage" else _Value(ref).ref
-                           for kind, ref in self.consts]
+        input_refs = [ref if kind == "storage" else _Value(ref).ref for kind, ref in self.consts]
+        self.refs_in_order = input_refs + self.kept + self.held
+        self.n_inputs = len(input_refs)
+        self.n_live = len(input_refs) + len(self.kept)
         self.written_sorted = tuple(sorted(set(self.written)))
         self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
         self.locks = None
@@ -465,8 +465,12 @@ class _Program:
     def run(self, bufs):
         """Run on the input buffers ``bufs`` (with output buffers for ``needs``)."""
         if self.needs:
-            return self.call(*bufs, *self.output_buffers())
-        return self.call(*bufs)
+            outs = self.call(*bufs, *self.output_buffers())
+        else:
+            outs = self.call(*bufs)
+        if self.call is self.executable:  # called once: JAX made its C++ call path
+            self.call = fast_call(self.executable)
+        return outs
 
     def output_buffers(self):
         """One buffer per output in ``needs``: from the pool, else new."""
@@ -624,6 +628,7 @@ class Jitted:
         self._variants = {}  # key -> entries traced in other training modes
         self._last_key = None
         self._recent = _RecentPrograms(getattr(fn, "__name__", repr(fn)), max_compiles)
+        self._special = bool(self.static_argnums or self.static_argnames or self.donate_argnums)
         functools.update_wrapper(self, fn)
 
     @property
@@ -656,8 +661,22 @@ class Jitted:
         names = dict(static[len(self.static_argnums):])
         return self.fn(*args, **named, **names)
 
-    @x64.scoped
     def __call__(self, *args, **kwargs):
+        token = _x64_on(True)  # x64.scoped, inlined
+        try:
+            if not kwargs and not self._special:  # positional tensors, a cached entry
+                key, arg_storages = _flat_signature(args)
+                entry = self._entries.get(key)
+                if (entry is not None and not entry.provisional
+                        and (not entry.guards or entry.guards_hold())):
+                    live = entry.live()
+                    if live is not None:
+                        return _run(entry, live, arg_storages)
+            return self._call(args, kwargs)
+        finally:
+            _x64_restore(token)
+
+    def _call(self, args, kwargs):
         if self.static_argnums or self.static_argnames:
             static, dynamic, named = self._split(args, kwargs)
             try:
@@ -975,7 +994,9 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
     """
     inputs, kept = live
     inputs += arg_storages
-    locks = _locks(entry, inputs, kept, arg_storages)
+    # With no other thread started from Python alive, nothing can interleave with this
+    # call: no other thread can run arraykit code until it returns
+    locks = _locks(entry, inputs, kept, arg_storages) if _threads_started() else ()
     for lock in locks:
         lock.acquire()
     try:
@@ -1019,6 +1040,9 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
 
 _call = operator.call
 _BUFFER = operator.attrgetter("_buffer")
+_x64_on = x64._swap
+_x64_restore = x64._restore
+_threads_started = _thread._count  # threads started from Python and still running
 def _run_special(entry, bufs, donation, donated):
     """Run with NumPy memory among the buffers (it enters as a private copy: the program
     may run after the call returns, while NumPy writes the memory) or inside an outer
