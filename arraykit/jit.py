@@ -56,6 +56,7 @@ import math
 import operator
 import re
 import threading
+import _thread
 import weakref
 
 import jax
@@ -66,7 +67,8 @@ from .core import buffer_pool
 from .core import storage as S
 from .core import x64
 from .core.devices import put
-from .core.jax_compat import concrete_arrays, eval_jaxpr
+from .core.jax_compat import concrete_arrays, eval_jaxpr, fast_call, jax_config_context
+from .core.jaxpr_equality import same_jaxpr
 from .core.storage import Storage
 from .core import precision
 from .kernels import compilation_cache
@@ -284,6 +286,8 @@ class _Entry:
         self.returned = []
         self.treedef = None
         self.program = None
+        self.jaxpr = None  # the traced program (after _hold_constants and the output order)
+        self.n_constvars = 0
         self.by_donation = {}
         self.large = []  # (output position, shape, dtype) of large written or kept buffers
         self.refs = []
@@ -304,20 +308,19 @@ class _Entry:
     def live(self):
         """``(constant inputs, kept storages)`` of a call: the storages closed over (a
         :class:`_Value` for each constant that is not a storage's buffer) and those
-        made and kept; None when one of them is gone."""
-        inputs = list(map(_call, self.input_refs))
-        kept = list(map(_call, self.kept))
-        if None in inputs or None in kept:
+        made and kept; None when one of them (or one held) is gone."""
+        alive = list(map(_call, self.refs_in_order))
+        if None in alive:
             return None
-        for ref in self.held:
-            if ref() is None:
-                return None
-        return inputs, kept
+        n = self.n_inputs
+        return alive[:n], alive[n:self.n_live]
 
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
-        self.input_refs = [ref if kind == "storage" else _Value(ref).ref
-                           for kind, ref in self.consts]
+        input_refs = [ref if kind == "storage" else _Value(ref).ref for kind, ref in self.consts]
+        self.refs_in_order = input_refs + self.kept + self.held
+        self.n_inputs = len(input_refs)
+        self.n_live = len(input_refs) + len(self.kept)
         self.written_sorted = tuple(sorted(set(self.written)))
         self.single = self.treedef == _ONE_LEAF and len(self.returned) == 1
         self.locks = None
@@ -352,18 +355,34 @@ class _RecentPrograms:
     A signature traced again often gives the very program it gave before: the second
     call of a training step, traced once more because its first call created the
     gradients and optimizer state (see :class:`_Entry`), lowers to the same text.
-    That program is then not compiled again. At most ``LIMIT`` are kept.
+    That program is then not compiled again. It is not even lowered again when its
+    jaxpr equals one compiled before for the same inputs (:meth:`reuse`, by
+    :func:`arraykit.core.jaxpr_equality.same_jaxpr`). At most ``LIMIT`` are kept.
     """
 
     LIMIT = 8
 
     def __init__(self, name, max_compiles):
         self._programs = collections.OrderedDict()
+        self._by_jaxpr = collections.deque(maxlen=self.LIMIT)  # (jaxpr, inputs, executable)
         self.name = name
         self.max_compiles = max_compiles
         self.count = 0
         self.reason = None  # why the latest trace happened
         self.last_reason = None  # why the latest compilation happened
+
+    def reuse(self, jaxpr, inputs):
+        """An executable compiled before from a jaxpr equal to ``jaxpr`` for the same
+        ``inputs`` (what the program's arguments, donation and configuration are), or
+        None."""
+        for seen, seen_inputs, compiled in self._by_jaxpr:
+            if seen_inputs == inputs and same_jaxpr(seen, jaxpr):
+                return compiled
+        return None
+
+    def remember(self, jaxpr, inputs, compiled):
+        """Keep ``compiled`` as the executable of ``jaxpr`` for ``inputs`` (see :meth:`reuse`)."""
+        self._by_jaxpr.append((jaxpr, inputs, compiled))
 
     def get(self, lowered, donated, devices):
         """The executable of ``lowered`` with inputs ``donated`` on ``devices``, compiled
@@ -430,18 +449,28 @@ class _Program:
         extra = tuple(range(n, n + len(self.needs)))
         # keep_unused: the HLO's parameter numbers stay the input positions (see
         # _copied_parameters), and the output buffers, which the program never reads, stay
-        jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
         sharding = jax.sharding.SingleDeviceSharding(self.device)
         recycled = [jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
                     for _, shape, dtype in self.needs]
-        lowered = jitted.lower(*bufs, *recycled)
-        self.executable = self.call = entry.recent.get(lowered, donate + extra, devices)
+        inputs = (entry.n_constvars, tuple(map(_input_type, bufs)), tuple(self.needs),
+                  donate + extra, tuple(sorted(d.id for d in devices)), jax_config_context())
+        compiled = entry.recent.reuse(entry.jaxpr, inputs)
+        if compiled is None:
+            jitted = jax.jit(program, donate_argnums=donate + extra, keep_unused=True)
+            lowered = jitted.lower(*bufs, *recycled)
+            compiled = entry.recent.get(lowered, donate + extra, devices)
+            entry.recent.remember(entry.jaxpr, inputs, compiled)
+        self.executable = self.call = compiled
 
     def run(self, bufs):
         """Run on the input buffers ``bufs`` (with output buffers for ``needs``)."""
         if self.needs:
-            return self.call(*bufs, *self.output_buffers())
-        return self.call(*bufs)
+            outs = self.call(*bufs, *self.output_buffers())
+        else:
+            outs = self.call(*bufs)
+        if self.call is self.executable:  # called once: JAX made its C++ call path
+            self.call = fast_call(self.executable)
+        return outs
 
     def output_buffers(self):
         """One buffer per output in ``needs``: from the pool, else new."""
@@ -451,6 +480,14 @@ class _Program:
             buf = buffer_pool.take(shape, dtype, device)
             buffers.append(_new_buffer(shape, dtype, device) if buf is None else buf)
         return buffers
+
+
+def _input_type(buf):
+    """What a program's lowering reads of an input buffer: its type, shape, dtype,
+    weak type and sharding."""
+    aval = getattr(buf, "aval", None)
+    return (type(buf), buf.shape, buf.dtype, getattr(aval, "weak_type", False),
+            getattr(buf, "sharding", None))
 
 
 def _new_buffer(shape, dtype, device):
@@ -591,6 +628,7 @@ class Jitted:
         self._variants = {}  # key -> entries traced in other training modes
         self._last_key = None
         self._recent = _RecentPrograms(getattr(fn, "__name__", repr(fn)), max_compiles)
+        self._special = bool(self.static_argnums or self.static_argnames or self.donate_argnums)
         functools.update_wrapper(self, fn)
 
     @property
@@ -623,8 +661,22 @@ class Jitted:
         names = dict(static[len(self.static_argnums):])
         return self.fn(*args, **named, **names)
 
-    @x64.scoped
     def __call__(self, *args, **kwargs):
+        token = _x64_on(True)  # x64.scoped, inlined
+        try:
+            if not kwargs and not self._special:  # positional tensors, a cached entry
+                key, arg_storages = _flat_signature(args)
+                entry = self._entries.get(key)
+                if (entry is not None and not entry.provisional
+                        and (not entry.guards or entry.guards_hold())):
+                    live = entry.live()
+                    if live is not None:
+                        return _run(entry, live, arg_storages)
+            return self._call(args, kwargs)
+        finally:
+            _x64_restore(token)
+
+    def _call(self, args, kwargs):
         if self.static_argnums or self.static_argnames:
             static, dynamic, named = self._split(args, kwargs)
             try:
@@ -763,6 +815,7 @@ def _trace(call, arg_storages, arrays=()):
     jaxpr = _hold_constants(closed.jaxpr, entry.consts, plan)
     jaxpr = _written_in_input_order(jaxpr, entry, arg_storages, plan)
     entry.program = _program(jaxpr, len(closed.consts))
+    entry.jaxpr, entry.n_constvars = jaxpr, len(closed.consts)
     entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
@@ -941,7 +994,9 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
     """
     inputs, kept = live
     inputs += arg_storages
-    locks = _locks(entry, inputs, kept, arg_storages)
+    # With no other thread started from Python alive, nothing can interleave with this
+    # call: no other thread can run arraykit code until it returns
+    locks = _locks(entry, inputs, kept, arg_storages) if _threads_started() else ()
     for lock in locks:
         lock.acquire()
     try:
@@ -985,6 +1040,9 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
 
 _call = operator.call
 _BUFFER = operator.attrgetter("_buffer")
+_x64_on = x64._swap
+_x64_restore = x64._restore
+_threads_started = _thread._count  # threads started from Python and still running
 def _run_special(entry, bufs, donation, donated):
     """Run with NumPy memory among the buffers (it enters as a private copy: the program
     may run after the call returns, while NumPy writes the memory) or inside an outer

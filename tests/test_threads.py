@@ -172,3 +172,29 @@ def test_take_checks_the_indices_it_gathers_with():
     finally:
         sys.setswitchinterval(interval)
     assert ok[0] and ok[1], ok  # in-range snapshots were gathered, not only rejected
+
+
+def test_jitted_and_eager_increments_from_threads_lose_nothing():
+    """A jitted in-place step called from several threads while others write the same
+    storage eagerly: every increment survives (jit takes the storages' locks whenever
+    another thread is running)."""
+    acc = ak.zeros(4, dtype=ak.int64, device="cpu")
+
+    @ak.jit
+    def bump(step):
+        acc.add_(step)
+        return acc.sum()
+
+    one = ak.ones(4, dtype=ak.int64, device="cpu")
+    bump(one)
+    bump(one)  # traced and compiled before the threads start
+
+    def target(i):
+        for _ in range(WRITES // 4):
+            if i % 2:
+                bump(one)
+            else:
+                acc.add_(1)
+
+    run_threads(target)
+    np.testing.assert_array_equal(np.asarray(acc), np.full(4, 2 + THREADS * (WRITES // 4)))

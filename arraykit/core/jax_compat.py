@@ -28,6 +28,19 @@ except ImportError:  # pragma: no cover - depends on the installed JAX
     trace_state_clean = no_trace_active
 
 
+try:  # the configuration values a traced or lowered program depends on
+    from jax._src.config import trace_context as _trace_context
+except ImportError:  # pragma: no cover - depends on the installed JAX
+    _trace_context = None
+
+
+def jax_config_context():
+    """A hashable value of JAX's configuration that changes whenever a change of
+    configuration could change a lowered program (``jax.jit``'s own cache key part);
+    a fresh object (equal to nothing else) where the release does not expose it."""
+    return object() if _trace_context is None else _trace_context()
+
+
 def eval_jaxpr(jaxpr, consts, *args):
     """Run ``jaxpr`` with its constant variables bound to ``consts`` on ``args``."""
     return _extend_core.jaxpr_as_fun(_extend_core.ClosedJaxpr(jaxpr, list(consts)))(*args)
