@@ -559,3 +559,44 @@ def test_small_cpu_max_min_like_numpy():
                                       getattr(np, fn)(a, axis=0, keepdims=True))
     with pytest.raises(ValueError):
         ak.max(ak.zeros((0, 2), device="cpu"), axis=0)
+
+
+# ------------------------------------------------------- row sums independent of the batch
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape, batch", [((10, 12, 11, 9), 3), ((4, 5, 100, 33), 7), ((3, 40, 700), 9)])
+def test_row_reductions_do_not_depend_on_the_other_axes_like_pytorch(reduction, dtype, shape, batch):
+    # SciPy's bootstrap (BCa) compares a statistic of rows taken in batches of different
+    # sizes bit for bit: PyTorch gives a row the same bits whatever the other axes' sizes
+    # (so does NumPy); XLA's CPU reduction did not (YNNPACK's tiling in large kernels,
+    # a sequential loop in small ones)
+    x = np.random.default_rng(0).random(shape).astype(dtype)
+    whole_ak = getattr(ak, reduction)(ak.asarray(x), axis=-1)
+    whole_torch = getattr(torch, reduction)(torch.asarray(x), dim=-1)
+    for k in range(0, shape[-2], batch):
+        part_ak = getattr(ak, reduction)(ak.asarray(x[..., k:k + batch, :]), axis=-1)
+        part_torch = getattr(torch, reduction)(torch.asarray(x[..., k:k + batch, :]), dim=-1)
+        np.testing.assert_array_equal(part_torch.numpy(), whole_torch[..., k:k + batch].numpy())
+        np.testing.assert_array_equal(part_ak.numpy(), whole_ak[..., k:k + batch].numpy())
+    want = getattr(np, reduction)(x.astype(np.float64), axis=-1)
+    np.testing.assert_allclose(whole_ak.numpy(), want, rtol=4 * np.finfo(dtype).eps)
+
+
+def test_pairwise_row_sums_keep_dtype_signs_and_half_precision_accumulation():
+    # float16 accumulates in float32 as NumPy's and PyTorch's sums do (2048 + 1s would
+    # stop at 2048 in float16 steps); an all -0.0 row sums to +0.0 as in both
+    h = np.ones((3, 1000), np.float16)
+    np.testing.assert_array_equal(ak.sum(ak.asarray(h), axis=1).numpy(), np.sum(h, axis=1))
+    assert ak.sum(ak.asarray(h), axis=1).dtype == ak.float16
+    zeros = np.full((2, 5), -0.0)
+    for axis in (0, 1, None):
+        got = ak.sum(ak.asarray(zeros), axis=axis).numpy()
+        want = torch.sum(torch.asarray(zeros), dim=axis).numpy() if axis is not None else np.sum(zeros)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        assert not np.any(np.signbit(got))
+    c = np.random.default_rng(1).random((4, 9)) + 1j
+    np.testing.assert_allclose(ak.sum(ak.asarray(c), axis=(0, 1)).numpy(), np.sum(c), rtol=1e-15)
+    np.testing.assert_allclose(ak.mean(ak.asarray(c), axis=0, keepdims=True).numpy(),
+                               np.mean(c, axis=0, keepdims=True), rtol=1e-15)

@@ -104,8 +104,66 @@ def _check_ordered(dtype, name):
 # ----------------------------------------------------------------------------- kernels
 
 
+PAIRWISE_MAX = 1024  # longest reduced axis that _fixed_order_sum adds up itself
+
+
+def _fixed_order_sum(x, axes, keepdims):
+    """Sum over ``axes`` whose rounding depends on the reduced lengths alone.
+
+    XLA's CPU reduction orders a row's additions by the whole operand's shape
+    (YNNPACK's tiling in large kernels, a sequential loop in small ones), so a row
+    summed beside others could differ in the last bit from the same row summed alone,
+    where NumPy and PyTorch give the same bits. Floating axes of at most
+    ``PAIRWISE_MAX`` elements are summed here by adding halves (pairwise summation),
+    an order fixed by the axis length; longer axes and integers go to XLA's reduction.
+    Half-precision floats accumulate in float32 (as ``jnp.sum``); the caller casts back.
+    """
+    if not jnp.issubdtype(x.dtype, jnp.inexact) or not all(
+        0 < x.shape[a] <= PAIRWISE_MAX for a in axes
+    ):
+        return jnp.sum(x, axis=axes, keepdims=keepdims, dtype=_accumulator(x.dtype))
+    if not axes:
+        return x.astype(_accumulator(x.dtype))
+    x = x.astype(_accumulator(x.dtype))
+    for a in axes:
+        x = _sum_halves(x, a)
+    x = _unsigned_zeros(x)
+    return x if keepdims else jnp.squeeze(x, axes)
+
+
+def _unsigned_zeros(x):
+    """``x`` with -0.0 made +0.0 (in each part), as sums starting from 0 give it.
+
+    Adds +0.0 to zeros and -0.0 elsewhere (exact, gradient 1); a constant +0.0 would
+    be folded away by XLA.
+    """
+    if jnp.iscomplexobj(x):
+        return x + lax.complex(_zero_for(x.real), _zero_for(x.imag))
+    return x + _zero_for(x)
+
+
+def _zero_for(x):
+    return jnp.where(x == 0, jnp.zeros((), x.dtype), jnp.full((), -0.0, x.dtype))
+
+
+def _accumulator(dtype):
+    return jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype
+
+
+def _sum_halves(x, axis):
+    """``x`` summed over ``axis`` (kept, of length 1) by adding its halves repeatedly."""
+    n = x.shape[axis]
+    while n > 1:
+        half = n // 2
+        y = lax.slice_in_dim(x, 0, half, axis=axis) + lax.slice_in_dim(x, half, 2 * half, axis=axis)
+        if n % 2:
+            y = lax.concatenate([y, lax.slice_in_dim(x, 2 * half, n, axis=axis)], axis)
+        x, n = y, half + n % 2
+    return x
+
+
 def _sum(x, axes, keepdims, np_dtype):
-    return jnp.sum(x.astype(np_dtype), axis=axes, keepdims=keepdims, dtype=np_dtype)
+    return _fixed_order_sum(x.astype(np_dtype), axes, keepdims).astype(np_dtype)
 
 
 def _prod(x, axes, keepdims, np_dtype):
@@ -142,15 +200,21 @@ def _min(x, axes, keepdims):
     return _extreme(x, axes, keepdims, jnp.min, False)
 
 
+def _fixed_order_mean(x, axes, keepdims):
+    total = _fixed_order_sum(x, axes, keepdims)
+    count = math.prod(x.shape[a] for a in axes)
+    return (total / jnp.asarray(count, total.dtype)).astype(x.dtype)
+
+
 def _mean(x, axes, keepdims, compute, out):
-    return jnp.mean(x.astype(compute), axis=axes, keepdims=keepdims).astype(out)
+    return _fixed_order_mean(x.astype(compute), axes, keepdims).astype(out)
 
 
 def _var(x, axes, keepdims, compute, out, divisor, root):
     x = x.astype(compute)
-    d = x - jnp.mean(x, axis=axes, keepdims=True)
+    d = x - _fixed_order_mean(x, axes, True)
     sq = jnp.real(d * jnp.conj(d)) if jnp.iscomplexobj(d) else d * d
-    s = jnp.sum(sq, axis=axes, keepdims=keepdims)
+    s = _fixed_order_sum(sq, axes, keepdims)
     v = s / divisor if divisor > 0 else jnp.full_like(s, jnp.nan)
     return (DV.sqrt_of_sum(v) if root else v).astype(out)
 
