@@ -31,7 +31,8 @@ What it does:
 
 Runs: ``arraykit-f64`` (float64 default, as SciPy runs torch), ``arraykit-f32``
 (the float32 default a user gets), ``array_api_strict`` and ``torch`` (float64
-default, SciPy's own setting).
+default, SciPy's own setting), ``torch-f32`` (torch with SciPy's
+``SCIPY_DEFAULT_DTYPE=float32``, the counterpart of ``arraykit-f32``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ RUNS = {  # name -> (backend id in SciPy's conftest, SCIPY_DEFAULT_DTYPE)
     "arraykit-f32": ("arraykit", "float32"),
     "array_api_strict": ("array_api_strict", "float64"),
     "torch": ("torch", "float64"),
+    "torch-f32": ("torch", "float32"),
 }
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_REPORT = REPO / "conformance" / "scipy_report.md"
