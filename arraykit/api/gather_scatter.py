@@ -28,6 +28,7 @@ from ..core import layout as L
 from ..core.devices import addressable, check_same_device
 from ..kernels.launch import apply, apply_inplace
 from ..tensors.operands import writable_value
+from ..tensors import namespace_registry
 from ..tensors.tensor_type import Tensor, is_traced, require_tensor
 from . import torch_keywords as T
 from ..core import deferred_checks
@@ -245,11 +246,13 @@ def _gather_shapes(x, dim, index, name, src=None):
         )
 
 
-def gather(x=None, /, dim=None, index=None, *, input=None, out=None):  # noqa: A002
+def gather(x=None, /, dim=None, index=None, *, input=None, out=None,  # noqa: A002
+           sparse_grad=False):
     """Values of ``x`` along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
 
     ``index`` (int32/int64) has ``x``'s number of dimensions and is no larger than
-    ``x`` outside ``dim``; the result has ``index``'s shape.
+    ``x`` outside ``dim``; the result has ``index``'s shape. PyTorch's ``sparse_grad``
+    is accepted: the gradient is always dense (the same values).
     """
     if input is not None or out is not None:  # PyTorch's keywords
         return T.forward(gather, "gather", x, input, out, dim, index)
@@ -297,18 +300,40 @@ def scatter_into(x, dim, index, src, add, name):
         return x
 
 
-def scatter(x=None, /, dim=None, index=None, src=None, *, input=None, out=None):  # noqa: A002
+def scatter(x=None, /, dim=None, index=None, src=None, *, input=None, out=None,  # noqa: A002
+            value=None, reduce=None):
     """A copy of ``x`` with ``src`` (a tensor or a scalar) written at ``index`` along ``dim``.
 
     ``out[index[i][j]][j] = src[i][j]`` for dim 0; ``index`` (int32/int64) has
     ``x``'s number of dimensions and is no larger than ``src``, nor than ``x``
     outside ``dim``. A tensor ``src`` has ``x``'s dtype, as PyTorch requires.
+    PyTorch's ``value=`` is a scalar ``src``; its ``reduce="add"``/``"multiply"``
+    accumulates into ``x`` (``scatter_reduce``'s ``"sum"``/``"prod"``).
     """
+    if value is not None:
+        src = T.pick("scatter", "src", src, "value", value)
+    if reduce is not None:
+        return T.into_if_given("scatter", scatter_reduced(
+            T.pick_input("scatter", x, input), dim, index, src, reduce), out)
     if input is not None or out is not None:  # PyTorch's keywords
         return T.forward(scatter, "scatter", x, input, out, dim, index, src)
     with _held(index):
         target, dim, index, src = _scatter_operands(x, dim, index, src, "scatter")
         return apply(_scatter, (target, index, src), (dim, False)).reshape(x.shape)
+
+
+def scatter_reduced(x, dim, index, src, reduce):
+    """PyTorch's ``scatter(..., reduce="add"|"multiply")``: ``src`` (a tensor, or a
+    scalar for every position of ``index``) summed or multiplied into a copy of ``x``."""
+    namespace = namespace_registry.namespace  # scatter_reduce's module builds on this one
+    kinds = {"add": "sum", "multiply": "prod"}
+    if reduce not in kinds:
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    require_tensor(x, "scatter")
+    if not isinstance(src, Tensor):
+        src = namespace.full(require_tensor(index, "scatter").shape, src, dtype=x.dtype,
+                             device=x.device)
+    return namespace.scatter_reduce(x, dim, index, src, kinds[reduce])
 
 
 def scatter_add(x=None, /, dim=None, index=None, src=None, *, input=None,  # noqa: A002

@@ -58,6 +58,8 @@ from . import sorting as SO
 from . import statistical as ST
 from . import utility as U
 from . import torch_indexing as TI
+from . import torch_keywords as T
+from . import torch_method_functions as TM
 from . import torch_pointwise as TP
 from . import torch_products as TL
 from . import torch_reductions as TR
@@ -134,7 +136,9 @@ _attach("mean", _mean, "``x.mean(dim=None, keepdim=False, dtype=None)``: :func:`
 
 
 def _extreme_method(name, reduce, arg):
-    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    def method(self, dim=None, keepdim=False, *, axis=None, keepdims=None, other=None):
+        if other is not None:  # PyTorch's keyword of the element-wise form
+            dim = T.pick(name, "dim", dim, "other", other)
         if isinstance(dim, Tensor):  # torch.max(input, other): element-wise
             return (E.maximum if name == "max" else E.minimum)(self, dim)
         dim, keepdim = _reduction_args(name, dim, keepdim, axis, keepdims)
@@ -147,7 +151,7 @@ def _extreme_method(name, reduce, arg):
         f"``x.{name}()``: the {name}imum (:func:`arraykit.{name}`); "
         f"``x.{name}(dim, keepdim=False)``: a ``(values, indices)`` named tuple over one "
         "dimension, as PyTorch; "
-        f"``x.{name}(other)``: the element-wise {name}imum."
+        f"``x.{name}(other)`` (or ``other=``): the element-wise {name}imum."
     ))
 
 
@@ -268,6 +272,28 @@ def _sub(self, other, *, alpha=1):
     return E.subtract(self, _scaled(other, alpha))
 
 
+def _div(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return E.divide(self, other)
+    return TM.div(self, other, rounding_mode=rounding_mode)
+
+
+def _pow(self, exponent):
+    return E.pow(self, exponent)
+
+
+def _round(self, *, decimals=0):
+    if decimals == 0:
+        return E.round(self)
+    if self._dtype.kind not in ("float", "complex"):
+        raise NotImplementedError(f"round(): decimals= needs a floating-point tensor, got "
+                                  f"{self.dtype}")
+    scale = 10.0 ** abs(decimals)  # PyTorch's order of operations (ties to even after it)
+    if decimals > 0:
+        return E.divide(E.round(E.multiply(self, scale)), scale)
+    return E.multiply(E.round(E.divide(self, scale)), scale)
+
+
 def _clamp(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
     if min is None and max is None:
         raise ValueError("clamp(): at least one of min and max must be given")
@@ -305,6 +331,26 @@ _attach("add", _add, "``x.add(other, alpha=1)``: ``x + alpha * other`` (:func:`a
 _attach("sub", _sub, "``x.sub(other, alpha=1)``: ``x - alpha * other`` "
         "(:func:`arraykit.subtract`).")
 _attach("subtract", _sub, "``x.subtract(other, alpha=1)``: ``x - alpha * other``.")
+for _name in ("div", "divide"):
+    _attach(_name, _div, f"``x.{_name}(other, rounding_mode=None)``: "
+            ":func:`arraykit.div` (true division, or rounded ``\"trunc\"``/``\"floor\"``).")
+_true_div_ = Tensor.div_
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _true_div_(self, other)
+    source = self.clone() if self._storage.node is not None and is_grad_enabled() else self
+    result = _div(source, other, rounding_mode=rounding_mode)
+    check_writable_dtype(result._dtype, self._dtype)
+    return self._write(result)
+
+
+_attach("div_", _div_, "``x.div_(other, rounding_mode=None)``: ``x.div(...)`` written into "
+        "``x`` in place (true division: PyTorch's same-kind rule refuses an integer ``x``).")
+_attach("pow", _pow, "``x.pow(exponent)``: :func:`arraykit.pow`.")
+_attach("round", _round, "``x.round(decimals=0)``: :func:`arraykit.round`; with ``decimals``, "
+        "rounded at ``10**-decimals`` as PyTorch (``round(x * 10**d) / 10**d``).")
 _attach("clamp", _clamp, "``x.clamp(min=None, max=None)``: :func:`arraykit.clip` (at least "
         "one bound).")
 _attach("clip", _clamp, "``x.clip(min=None, max=None)``: alias of :meth:`clamp`.")
@@ -317,22 +363,30 @@ del _name, _fn
 # ----------------------------------------------------------------------------- linear algebra
 
 
-def _product_of(name, ndim, what):
-    """``x.name(other)``: :func:`arraykit.matmul` of two tensors of ``ndim`` dimensions."""
-    def method(self, other):
-        if self.ndim != ndim or getattr(other, "ndim", None) != ndim:
-            raise ValueError(
-                f"{name}(): expected two {ndim}-D tensors, got shapes {self.shape} and "
-                f"{getattr(other, 'shape', type(other).__name__)}"
-            )
-        return LA.matmul(self, other)
-    _attach(name, method, f"``x.{name}(other)``: {what}.")
+def _product(name, ndim, self, other):
+    """:func:`arraykit.matmul` of two tensors of ``ndim`` dimensions."""
+    if self.ndim != ndim or getattr(other, "ndim", None) != ndim:
+        raise ValueError(
+            f"{name}(): expected two {ndim}-D tensors, got shapes {self.shape} and "
+            f"{getattr(other, 'shape', type(other).__name__)}"
+        )
+    return LA.matmul(self, other)
+
+
+def _mm(self, mat2):  # PyTorch's parameter names: x.mm(mat2=), x.dot(tensor=)
+    return _product("mm", 2, self, mat2)
+
+
+def _dot(self, tensor=None, *, other=None):  # other=: arraykit.dot's name too
+    if (tensor is None) == (other is None):
+        raise TypeError("dot() takes exactly one second tensor (tensor= or other=)")
+    return _product("dot", 1, self, other if tensor is None else tensor)
 
 
 _attach("matmul", lambda self, other: LA.matmul(self, other),
         "``x.matmul(other)``: :func:`arraykit.matmul` (``x @ other``).")
-_product_of("mm", 2, "the matrix product of two 2-D tensors")
-_product_of("dot", 1, "the inner product of two 1-D tensors (no conjugation)")
+_attach("mm", _mm, "``x.mm(mat2)``: the matrix product of two 2-D tensors.")
+_attach("dot", _dot, "``x.dot(tensor)``: the inner product of two 1-D tensors (no conjugation).")
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -375,22 +429,24 @@ _inplace_twin("tril")
 
 
 def _new_like(name, make):
-    def method(self, *sizes, size=None, dtype=None, device=None):
+    def method(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
         return make(_dims_or_keyword(name, sizes, "size", size),
                     dtype=self._dtype if dtype is None else dtype,
-                    device=self.device if device is None else device)
+                    device=self.device if device is None else device,
+                    requires_grad=requires_grad)
     _attach(name, method, f"``x.{name}(*size)`` (or ``size=``): :func:`arraykit.{make.__name__}` "
             "with ``x``'s dtype and device unless given.")
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None):
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return C.full(_dims((size,)), fill_value, dtype=self._dtype if dtype is None else dtype,
-                  device=self.device if device is None else device)
+                  device=self.device if device is None else device, requires_grad=requires_grad)
 
 
-def _new_tensor(self, data, *, dtype=None, device=None):
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return C.tensor(data, dtype=self._dtype if dtype is None else dtype,
-                    device=self.device if device is None else device)
+                    device=self.device if device is None else device,
+                    requires_grad=requires_grad)
 
 
 _new_like("new_zeros", C.zeros)
@@ -439,7 +495,12 @@ def _forward(name, function):
     _attach(name, method, f"``x.{name}(...)``: :func:`arraykit.{name}` with ``x`` first.")
 
 
-def _scatter_(self, dim, index, src):
+def _scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    if value is not None:  # PyTorch's keyword for a scalar src
+        src = T.pick("scatter_", "src", src, "value", value)
+    if reduce is not None:  # PyTorch's "add"/"multiply": computed, then written (as _inplace_twin)
+        source = self.clone() if self._storage.node is not None and is_grad_enabled() else self
+        return self._write(G.scatter_reduced(source, dim, index, src, reduce))
     return G.scatter_into(self, dim, index, src, False, "scatter_")
 
 
@@ -462,7 +523,8 @@ def _put_(self, index, source, accumulate=False):
 for _name in G.__all__:
     _forward(_name, getattr(G, _name))
 _attach("scatter_", _scatter_,
-        "``x.scatter_(dim, index, src)``: :func:`arraykit.scatter` in place.")
+        "``x.scatter_(dim, index, src)`` (or ``value=``, ``reduce=``): :func:`arraykit.scatter` "
+        "in place.")
 _attach("scatter_add_", _scatter_add_,
         "``x.scatter_add_(dim, index, src)``: :func:`arraykit.scatter_add` in place.")
 _attach("index_add_", _index_add_,
@@ -560,16 +622,21 @@ _attach("type", _type, """``x.type()``: PyTorch's type name (``"arraykit.FloatTe
 ``x.type(dtype)``: ``x.to(dtype)``, where ``dtype`` may also be such a name.""")
 
 
-def _cuda(self, device=None, non_blocking=False):
+def _cuda(self, device=None, non_blocking=False, *, memory_format=preserve_format):
     if device is None:
         device = "cuda"
     elif isinstance(device, int):
         device = f"cuda:{device}"
-    return _to(self, as_device(device), non_blocking=non_blocking)
+    return _to(self, as_device(device), non_blocking=non_blocking, memory_format=memory_format)
 
 
-_attach("cpu", lambda self: self.to_device("cpu"),
-        "``x.cpu()``: ``x`` on the CPU (``x`` itself when it is there).")
+def _cpu(self, *, memory_format=preserve_format):
+    out = self.to_device("cpu")
+    return out if memory_format == preserve_format else _to(out, memory_format=memory_format)
+
+
+_attach("cpu", _cpu, "``x.cpu(memory_format=preserve_format)``: ``x`` on the CPU (``x`` "
+        "itself when it is there and nothing else changes).")
 _attach("cuda", _cuda, """``x.cuda(device=None)``: ``x`` on a GPU (``device`` an index,
 ``"cuda:N"`` or a JAX device; the first GPU by default). ValueError naming the
 available devices when there is no such GPU.""")
@@ -610,7 +677,7 @@ def _method_of(name, function, doc=None):
 _FUNCTIONS = {
     "split": TS.split, "chunk": TS.chunk, "unbind": TS.unbind, "tensor_split": TS.tensor_split,
     "unflatten": TS.unflatten, "movedim": TS.movedim, "moveaxis": TS.movedim,
-    "swapaxes": TS.swapaxes, "swapdims": TS.swapaxes, "take_along_dim": TS.take_along_dim,
+    "swapaxes": TS.swapaxes, "swapdims": Tensor.transpose, "take_along_dim": TS.take_along_dim,
     "repeat_interleave": TS.repeat_interleave, "rot90": TS.rot90, "fliplr": TS.fliplr,
     "flipud": TS.flipud, "diag": TS.diag, "diag_embed": TS.diag_embed,
     "is_floating_point": TS.is_floating_point,
@@ -666,8 +733,8 @@ def _roll(self, shifts, dims=None):
     return M.roll(self, shifts, axis=dims)
 
 
-def _where(self, condition, y):
-    return S.where(condition, self, y)
+def _where(self, condition, other):
+    return S.where(condition, self, other)
 
 
 def _unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
@@ -690,7 +757,7 @@ _attach("addcdiv", _addcdiv, "``x.addcdiv(t1, t2, value=1)``: ``x + value * t1 /
 _attach("diff", _diff, "``x.diff(n=1, dim=-1, prepend=None, append=None)``: "
         ":func:`arraykit.diff` (``n``-th forward differences along ``dim``).")
 _attach("roll", _roll, "``x.roll(shifts, dims=None)``: :func:`arraykit.roll`.")
-_attach("where", _where, "``x.where(condition, y)``: ``arraykit.where(condition, x, y)``.")
+_attach("where", _where, "``x.where(condition, other)``: ``arraykit.where(condition, x, other)``.")
 _attach("unique", _unique, "``x.unique(sorted=True, return_inverse=False, return_counts="
         "False)``: the sorted distinct values (:func:`arraykit.unique_values`), with the "
         "inverse indices and the counts when asked; with ``dim``, the distinct slices along it.")

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..autograd.mode import is_grad_enabled
 from ..core import layout as L
-from ..tensors.tensor_type import Tensor, _dims
+from ..tensors.tensor_type import Tensor, _dims_or_keyword
 from . import creation as C
 from . import manipulation as M
 from . import statistical as ST
@@ -126,8 +126,8 @@ def _triangular_solve(self, A, upper=True, transpose=False, unitriangular=False)
     return PR.triangular_solve(self, A, upper, transpose, unitriangular)
 
 
-def _tile(self, *dims):
-    return M.tile(self, _dims(dims))
+def _tile(self, *reps, dims=None):
+    return M.tile(self, _dims_or_keyword("tile", reps, "dims", dims))
 
 
 def _get_device(self):
@@ -146,8 +146,8 @@ _attach("cholesky_solve", _cholesky_solve, "``x.cholesky_solve(L, upper=False)``
         ":func:`arraykit.cholesky_solve` with ``x`` the right-hand side.")
 _attach("triangular_solve", _triangular_solve, "``b.triangular_solve(A, upper=True, "
         "transpose=False, unitriangular=False)``: :func:`arraykit.triangular_solve`.")
-_attach("tile", _tile, "``x.tile(*dims)``: :func:`arraykit.tile` (``dims`` as one sequence or "
-        "several ints).")
+_attach("tile", _tile, "``x.tile(*dims)``: :func:`arraykit.tile` (``dims`` as one sequence, "
+        "several ints or PyTorch's ``dims=``).")
 _attach("get_device", _get_device, "``x.get_device()``: -1 for a CPU tensor, the device index "
         "otherwise (PyTorch's).")
 _attach_property("mH", lambda self: PR.adjoint(self), "The conjugate transpose of the last two "
@@ -172,7 +172,7 @@ def _view_in_place(name, view):
 
 
 for _name, _view in (("t_", Tensor.t), ("transpose_", Tensor.transpose),
-                     ("swapaxes_", TS.swapaxes), ("swapdims_", TS.swapaxes),
+                     ("swapaxes_", TS.swapaxes), ("swapdims_", Tensor.transpose),
                      ("squeeze_", Tensor.squeeze), ("unsqueeze_", Tensor.unsqueeze)):
     _view_in_place(_name, _view)
 del _name, _view
@@ -181,8 +181,8 @@ del _name, _view
 # ----------------------------------------------------------------------------- odds and ends
 
 
-def _sum_to_size(self, *size):
-    size = _dims(size)
+def _sum_to_size(self, *sizes, size=None):
+    size = _dims_or_keyword("sum_to_size", sizes, "size", size)
     try:
         L.broadcast_to(L.contiguous(size), self.shape)
     except ValueError:

@@ -87,6 +87,14 @@ def column_stack(tensors, *, out=None):
 # ----------------------------------------------------------------------------- splits
 
 
+def _one_of(name, indices_or_sections, sections, indices):
+    """The split given by position or as PyTorch's ``sections=`` or ``indices=``."""
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{name}() takes one of indices_or_sections, sections= or indices=")
+    return given[0]
+
+
 def _directional_split(name, input, sections, dim, min_ndim):  # noqa: A002
     x = require_tensor(input, name)
     if x.ndim < min_ndim:
@@ -101,21 +109,25 @@ def _directional_split(name, input, sections, dim, min_ndim):  # noqa: A002
     return TS.tensor_split(x, sections, dim)
 
 
-def hsplit(input, indices_or_sections):  # noqa: A002
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):  # noqa: A002
     """Split column-wise (dimension 1, or 0 for a 1-D tensor): into equal parts for an
-    int (which must divide the size), at the given indices for a list."""
+    int (which must divide the size), at the given indices for a list (also as PyTorch's
+    ``sections=``/``indices=``)."""
     dim = 0 if getattr(input, "ndim", 0) == 1 else 1
-    return _directional_split("hsplit", input, indices_or_sections, dim, 1)
+    split = _one_of("hsplit", indices_or_sections, sections, indices)
+    return _directional_split("hsplit", input, split, dim, 1)
 
 
-def vsplit(input, indices_or_sections):  # noqa: A002
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):  # noqa: A002
     """Split row-wise (dimension 0) of a tensor of at least 2 dimensions."""
-    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+    split = _one_of("vsplit", indices_or_sections, sections, indices)
+    return _directional_split("vsplit", input, split, 0, 2)
 
 
-def dsplit(input, indices_or_sections):  # noqa: A002
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):  # noqa: A002
     """Split depth-wise (dimension 2) of a tensor of at least 3 dimensions."""
-    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+    split = _one_of("dsplit", indices_or_sections, sections, indices)
+    return _directional_split("dsplit", input, split, 2, 3)
 
 
 def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002

@@ -141,9 +141,17 @@ def chunk(input, chunks, dim=0):  # noqa: A002
     return split(x, max(-(-size // chunks), 1), dim)
 
 
-def tensor_split(input, indices_or_sections, dim=0):  # noqa: A002
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,  # noqa: A002
+                 tensor_indices_or_sections=None):
     """Views of ``input`` along ``dim``: ``sections`` pieces as equal as possible (the
-    first ones one longer), or cut before each of the listed indices."""
+    first ones one longer), or cut before each of the listed indices (given by position
+    or as PyTorch's ``sections=``, ``indices=`` or ``tensor_indices_or_sections=``)."""
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+             if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split() takes one of indices_or_sections, sections=, indices= "
+                        "or tensor_indices_or_sections=")
+    indices_or_sections = given[0]
     x = require_tensor(input, "tensor_split")
     if x.ndim == 0:
         raise RuntimeError("tensor_split expects at least a 1-dimensional tensor, but got a "

@@ -243,8 +243,9 @@ class Tensor:
             return host_paths.computed(_same_values, self)
         return apply(_identity, (self,))
 
-    def numpy(self):
-        """The values as a NumPy array sharing the tensor's memory (PyTorch's ``numpy()``).
+    def numpy(self, *, force=False):
+        """The values as a NumPy array sharing the tensor's memory (PyTorch's ``numpy()``;
+        ``force=True``, PyTorch's, detaches it and moves it to the CPU first).
 
         On the CPU the first call moves the storage's values into NumPy memory (one
         copy; every tensor over the storage follows) and each call returns a view with
@@ -255,6 +256,8 @@ class Tensor:
         (a sharding), the result is a copy. For a snapshot that never changes, copy it
         (``x.numpy().copy()``, ``np.array(x)``, ``x.tolist()``).
         """
+        if force:
+            return self.detach().cpu().numpy()
         st = self._storage
         if one_cpu(st.device) and not isinstance(st._buffer, jax.core.Tracer):
             deferred_checks.report()
@@ -429,12 +432,16 @@ class Tensor:
 
     # ------------------------------------------------------------------ views
 
-    def view(self, *shape, size=None):
+    def view(self, *shape, size=None, dtype=None):
         """Same storage, new shape (PyTorch's rule; raises when only reshape works); the
         shape also as PyTorch's keyword ``size=``.
 
-        ``view(dtype)`` (PyTorch's, NumPy's ``a.view(float)``): the same memory read as
-        another dtype, see ``_view_dtype``."""
+        ``view(dtype)`` or ``view(dtype=)`` (PyTorch's, NumPy's ``a.view(float)``): the
+        same memory read as another dtype, see ``_view_dtype``."""
+        if dtype is not None:
+            if shape or size is not None:
+                raise TypeError("view() takes a shape or dtype=, not both")
+            return self._view_dtype(dtype)
         if size is None and len(shape) == 1 and _is_dtype_like(shape[0]):
             return self._view_dtype(shape[0])
         return self._view(L.view(self._layout, _dims_or_keyword("view", shape, "size", size)))
