@@ -343,6 +343,10 @@ CASES = {
     "stride dim=": lambda e: e.x.stride(dim=0),
     "numpy force=": lambda e: e.x.numpy(force=True),
     "copy_ non_blocking=": lambda e: e.x.clone().copy_(e.y, non_blocking=False),
+    "copy_ other=": lambda e: e.x.clone().copy_(other=e.y[:1]),  # the binding's name, not src
+    "broadcast_to size=": lambda e: e.m[:1].broadcast_to(size=(4, 3)),
+    "expand implicit=": lambda e: e.m[:1].expand(3, 3, implicit=False),
+    "is_pinned device=": lambda e: e.x.is_pinned(device=None),
     "requires_grad_ requires_grad=": lambda e: e.x.clone().requires_grad_(
         requires_grad=True).requires_grad,
 }
@@ -385,20 +389,25 @@ def test_pytorch_keyword_spelling_gives_torchs_value(name):
 
 # ----------------------------------------------------------------------------- the sweep
 
-# Keywords torch's docstrings print for a method but torch refuses (each is tried on torch
-# in test_torch_refuses_these_keywords): an argument of another overload, or a stale name.
+# Keywords torch's docstrings or operator schemas print for a method but torch's method
+# refuses (each is tried on torch in test_torch_refuses_these_keywords): an argument of
+# another overload (a TorchScript one), or a stale name. arraykit may still take one as
+# its own name (copy_'s src, dot's other, as arraykit.dot).
 TORCH_REFUSES = {
     "div": {"value"}, "div_": {"value"}, "divide": {"value"}, "floor_divide": {"value"},
     "mul": {"value"}, "mul_": {"value"}, "multiply": {"value"}, "true_divide": {"value"},
     "matmul": {"tensor2"}, "index_copy_": {"tensor"}, "narrow": {"dimension"},
     "narrow_copy": {"dimension"}, "remainder": {"divisor"}, "take": {"indices"},
     "type_as": {"tensor"}, "view": {"shape"}, "to_sparse": {"sparseDims"},
-    "dot": {"other"}, "where": {"y"}, "arctanh_": {"other"}, "atanh_": {"other"},
-    "bmm": {"batch2"}, "divide_": {"value"}, "floor_divide_": {"value"},
+    "dot": {"other"}, "where": {"y"}, "copy_": {"src"}, "arctanh_": {"other"}, "atanh_": {"other"},
+    "bmm": {"batch2", "out_dtype"}, "divide_": {"value"}, "floor_divide_": {"value"},
     "multiply_": {"value"}, "true_divide_": {"value"}, "remainder_": {"divisor"},
     "fmod": {"divisor"}, "fmod_": {"divisor"}, "dsplit": {"split_size_or_sections"},
     "hsplit": {"split_size_or_sections"}, "vsplit": {"split_size_or_sections"},
     "index_copy": {"tensor2"}, "masked_scatter": {"tensor"},
+    # from the operator schemas (schema_keyword_gaps)
+    "mm": {"out_dtype"}, "addmm": {"out_dtype"},
+    "baddbmm": {"out_dtype"}, "split": {"split_sizes"}, "to": {"layout", "pin_memory", "other"},
 }
 
 _REFUSED_CALLS = {
@@ -419,6 +428,7 @@ _REFUSED_CALLS = {
     ("type_as", "tensor"): lambda x: x.type_as(tensor=x),
     ("view", "shape"): lambda x: x.view(shape=(3, 2)),
     ("to_sparse", "sparseDims"): lambda x: x.to_sparse(sparseDims=1),
+    ("copy_", "src"): lambda x: x.copy_(src=x),
     ("dot", "other"): lambda x: x[0].dot(other=x[1]),
     ("where", "y"): lambda x: x.where(x > 1, y=x),
     ("arctanh_", "other"): lambda x: (x / 9).arctanh_(other=x),
@@ -436,6 +446,15 @@ _REFUSED_CALLS = {
     ("vsplit", "split_size_or_sections"): lambda x: x.vsplit(split_size_or_sections=2),
     ("index_copy", "tensor2"): lambda x: x.index_copy(0, torch.tensor([1, 0]), tensor2=x),
     ("masked_scatter", "tensor"): lambda x: x.masked_scatter(x > 2, tensor=x),
+    ("mm", "out_dtype"): lambda x: x.mm(x.T, out_dtype=torch.float32),
+    ("bmm", "out_dtype"): lambda x: x[None].bmm(x.T[None], out_dtype=torch.float32),
+    ("addmm", "out_dtype"): lambda x: x[:, :2].addmm(x, x.T, out_dtype=torch.float32),
+    ("baddbmm", "out_dtype"): lambda x: x[None, :, :2].baddbmm(x[None], x.T[None],
+                                                              out_dtype=torch.float32),
+    ("split", "split_sizes"): lambda x: x.split(split_sizes=[1, 2], dim=1),
+    ("to", "layout"): lambda x: x.to(dtype=torch.float64, layout=torch.strided),
+    ("to", "pin_memory"): lambda x: x.to(dtype=torch.float64, pin_memory=False),
+    ("to", "other"): lambda x: x.to(other=x),
 }
 
 # Keywords arraykit does not take, each with its reason.
@@ -484,6 +503,35 @@ def keyword_gaps():
         if lacking:
             gaps[name] = sorted(lacking)
     return gaps, compared
+
+
+def schema_keyword_gaps():
+    """As :func:`keyword_gaps`, with PyTorch's names read from its operator schemas
+    (``aten::name``, the names its Python binding takes: ``copy_``'s is ``other``, where
+    the docstring says ``src``), the overloads of a Tensor ``self`` without ``out``."""
+    gaps, compared = {}, 0
+    for name, _, ours in shared_methods():
+        accepted = accepted_keywords(ours)
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+        if accepted is None or not schemas:
+            continue
+        compared += 1
+        wanted = set()
+        for schema in schemas:
+            args = schema.arguments
+            if (args and args[0].name == "self" and str(args[0].type) == "Tensor"
+                    and not any(a.is_out for a in args)):
+                wanted |= {a.name for a in args[1:]}
+        lacking = wanted - accepted - TORCH_REFUSES.get(name, set()) - NOT_TAKEN.get(name, set())
+        if lacking:
+            gaps[name] = sorted(lacking)
+    return gaps, compared
+
+
+def test_every_keyword_of_pytorchs_operator_schemas_is_accepted():
+    gaps, compared = schema_keyword_gaps()
+    assert compared > 300
+    assert gaps == {}
 
 
 def test_every_pytorch_method_keyword_is_accepted():

@@ -648,11 +648,11 @@ _attach_property("nbytes", lambda self: self.size * self._dtype.itemsize,
                  "Bytes the tensor's elements take (``numel() * itemsize``; not the storage's).")
 _attach_property("itemsize", lambda self: self._dtype.itemsize, "Bytes per element.")
 _attach("nelement", lambda self: self.numel(), "``x.nelement()``: alias of :meth:`numel`.")
-def _pin_memory(self):
+def _pin_memory(self, device=None):  # PyTorch's device= (deprecated there) changes nothing
     return device_memory.pin(self)
 
 
-def _is_pinned(self):
+def _is_pinned(self, device=None):  # PyTorch's device= (deprecated there) changes nothing
     return device_memory.is_pinned(self)
 
 

@@ -537,18 +537,21 @@ class Tensor:
         """``length`` elements along ``dim`` from ``start`` (view)."""
         return self._view(L.narrow(self._layout, dim, start, length))
 
-    def expand(self, *sizes, size=None):
+    def expand(self, *sizes, size=None, implicit=False):
         """Broadcast size-1 dims to ``sizes`` (or PyTorch's keyword ``size=``) with
-        stride 0 (view; -1 keeps a size)."""
+        stride 0 (view; -1 keeps a size). PyTorch's ``implicit`` (a tracing hint) is
+        accepted and changes nothing."""
         return self._view(L.expand(self._layout, _dims_or_keyword("expand", sizes, "size", size)))
 
     def expand_as(self, other):
         """Expand to ``other``'s shape (view)."""
         return self.expand(other.shape)
 
-    def broadcast_to(self, shape):
-        """NumPy broadcast to ``shape`` (view)."""
-        return self._view(L.broadcast_to(self._layout, tuple(shape)))
+    def broadcast_to(self, shape=None, *, size=None):
+        """NumPy broadcast to ``shape`` (or PyTorch's keyword ``size=``) (view)."""
+        if (shape is None) == (size is None):
+            raise TypeError("broadcast_to() takes one shape (shape, or PyTorch's size=)")
+        return self._view(L.broadcast_to(self._layout, tuple(shape if size is None else size)))
 
     def squeeze(self, dim=None):
         """Remove size-1 dims (all, or the named ones that have size 1) (view)."""
@@ -635,10 +638,14 @@ class Tensor:
 
     # ------------------------------------------------------------------ in-place
 
-    def copy_(self, src, non_blocking=False):
+    def copy_(self, src=None, non_blocking=False, *, other=None):
         """Copy ``src`` (broadcast) into this tensor in place; a tensor ``src`` on another
         device is moved here first, as in PyTorch (``non_blocking`` is accepted: copies
-        are asynchronous already)."""
+        are asynchronous already). ``other=`` is the keyword PyTorch's binding takes."""
+        if (src is None) == (other is None):
+            raise TypeError("copy_() takes one source (src, or PyTorch's other=)")
+        if src is None:
+            src = other
         if isinstance(src, Tensor) and not same_devices(src.device, self.device):
             src = src.to(self.device)
         return self._write(src)
