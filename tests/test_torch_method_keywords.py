@@ -13,7 +13,9 @@ Two parts:
   parameters, every keyword in PyTorch's signature lines (docstrings: torch's C methods
   have no ``inspect.signature``) must be one arraykit accepts, less the names PyTorch's
   docstrings print but PyTorch itself refuses (:data:`TORCH_REFUSES`, each checked to
-  raise in torch) and the names arraykit leaves out on purpose (:data:`NOT_TAKEN`).
+  raise in torch) and the names arraykit leaves out on purpose (:data:`NOT_TAKEN`);
+  :func:`schema_keyword_gaps` does the same with the names of torch's operator schemas
+  (``aten::div``...), which its Python binding takes (``copy_(other=)``).
 """
 
 from __future__ import annotations
