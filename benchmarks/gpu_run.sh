@@ -16,6 +16,11 @@
 #   gpt       benchmarks/bench_gpt.py --preset gpu, then the fused linear cross-entropy
 #             (benchmarks/bench_linear_cross_entropy.py --gpu: N=8192, V=50304, d=768, bf16)
 #   train     examples/train_gpt.py --preset gpu for $TRAIN_STEPS steps (default 400)
+#   precision benchmarks/bench_precision_step.py: the jitted MLP step against jax.jit at
+#             equal float32 matmul precision, time-boxed by $PRECISION_LIMIT (240)
+#   stepcost  benchmarks/bench_step_cost.py --only percall,eager,async --repeats 2 (cached
+#             call cost at 4/40/400 tensors, eager op costs, the async check), time-boxed
+#             by $STEPCOST_LIMIT (240)
 #   suite     the default test run with the GPU as default device, -n 14, -v --tb=short
 #             to suite.log, junit XML to suite.xml (a test running over 240 s fails);
 #             $SUITE_TESTS: a file of test ids, one a line, to run only those
@@ -42,7 +47,7 @@ for arg in "$@"; do
     case $arg in
         --cpu) CPU=1 ;;
         --suite-alongside) ALONGSIDE=1 ;;
-        versions|profile|bench|gpt|train|suite) STEPS+=("$arg") ;;
+        versions|profile|bench|gpt|train|precision|stepcost|suite) STEPS+=("$arg") ;;
         *) echo "gpu_run.sh: unknown argument '$arg'" >&2; exit 2 ;;
     esac
 done
@@ -139,6 +144,19 @@ train() {
         box "${TRAIN_LIMIT:-60}" train_gpt "$PY" examples/train_gpt.py --preset gpu --device gpu \
             --steps "${TRAIN_STEPS:-400}"
     fi
+}
+
+precision() {
+    if [ $CPU = 1 ]; then
+        box 120 precision "$PY" benchmarks/bench_precision_step.py --device cpu --steps 10
+    else
+        box "${PRECISION_LIMIT:-240}" precision "$PY" benchmarks/bench_precision_step.py --device gpu
+    fi
+}
+
+stepcost() {
+    box "${STEPCOST_LIMIT:-240}" stepcost "$PY" benchmarks/bench_step_cost.py \
+        --only percall,eager,async --repeats $([ $CPU = 1 ] && echo 1 || echo 2)
 }
 
 suite() {

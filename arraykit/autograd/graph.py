@@ -29,6 +29,7 @@ import numpy as np
 from ..core import dtypes as D
 from ..core import layout as L
 from ..core import x64
+from ..core.jax_compat import eval_jaxpr
 from ..core.storage import Storage
 from ..kernels import strided
 from ..kernels import compilation_cache
@@ -203,13 +204,14 @@ class Forward:
     """
 
     __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",
-                 "needed", "outputs_read", "avals", "inplace", "__weakref__")
+                 "needed", "outputs_read", "avals", "inplace", "program", "__weakref__")
 
     def __init__(self, kernel, mask, name, options, inplace=False):
         self.saved = None
         self.needed = None
         self.outputs_read = None
         self.avals = None
+        self.program = None  # (jaxpr of outputs and VJP residuals, outputs, VJP tree)
         self.inplace = inplace
         self.name = name
         self.kernel = kernel
@@ -218,8 +220,13 @@ class Forward:
         def forward(*args):
             if self.saved is None:
                 self.analyze(args)
-            outs, vjp = jax.vjp(*self.on_diff(args))
-            leaves, tree = jax.tree.flatten(vjp)
+            closed, n_out, tree = self.program
+            if self._analyzed_for(args):  # replay the analysis' trace: no second linearization
+                values = eval_jaxpr(closed.jaxpr, closed.consts, *(a for a in args if a is not None))
+                outs, leaves = tuple(values[:n_out]), values[n_out:]
+            else:  # arguments of other shapes than those analyzed (one kernel, two storages)
+                outs, vjp = jax.vjp(*self.on_diff(args))
+                leaves, tree = jax.tree.flatten(vjp)
             forwarded = self._forwarded(args, leaves)
             kept = [leaf for leaf, f in zip(leaves, forwarded) if f is None]
             return outs, Residuals(kept, tree, forwarded)
@@ -233,6 +240,14 @@ class Forward:
             self.call = FirstCall(forward, options, (), self.nested)
             self.donating = FirstCall(forward, options, (0,), self.nested)
             self.pull = FirstCall(_run_vjp, options, (), _pull)
+
+    def _analyzed_for(self, args):
+        """Whether ``args`` have the shapes and dtypes :meth:`analyze` traced for."""
+        for a, aval in zip(args, self.avals):
+            if (a is None) is not (aval is None) or (
+                    aval is not None and (np.shape(a) != aval.shape or a.dtype != aval.dtype)):
+                return False
+        return len(args) == len(self.avals)
 
     def _forwarded(self, args, leaves):
         """Per residual leaf, the position of the argument it is (as passed), or None."""
@@ -262,16 +277,21 @@ class Forward:
         avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args]
         present = [i for i, a in enumerate(avals) if a is not None]
 
+        trees = []
+
         def outputs_and_residuals(*values):
             full = [None] * len(avals)
             for i, v in zip(present, values):
                 full[i] = v
             outs, vjp = jax.vjp(*self.on_diff(full))
-            return list(outs), jax.tree.leaves(vjp)
+            leaves, tree = jax.tree.flatten(vjp)
+            trees.append(tree)
+            return list(outs), leaves
 
         closed, shapes = jax.make_jaxpr(outputs_and_residuals, return_shape=True)(
             *(avals[i] for i in present))
         n_out = len(shapes[0])
+        self.program = (closed, n_out, trees[0])
         marks = {j: {_OutputMark(j)} for j in range(n_out)}
         written = _written_values(closed.jaxpr) if self.inplace else None
         flows = _dependencies(closed.jaxpr, [{i} for i in present], marks, written)[n_out:]
