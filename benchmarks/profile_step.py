@@ -1,6 +1,9 @@
 """Where a training step's host time goes: the small MLP step (784-1024-1024-10,
 batch 256, SGD) jitted, eager and as a ``jax.jit`` + optax step, and the GPT step of
-``examples/train_gpt.py`` jitted, each profiled on the device it runs on.
+``examples/train_gpt.py`` jitted, each profiled on the device it runs on; and the
+dispatch-bound step of ``bench_step_cost.py``'s cached-call figure with 40 parameter
+tensors, ``arraykit.jit`` against a ``jax.jit`` step that returns its gradients too
+(``small40-jit``, ``small40-jax``).
 
 For each step: the XLA compilations of its first three calls (count and seconds,
 from ``jax.monitoring``) and the time of each of those calls; the host's waits and
@@ -10,7 +13,8 @@ functions by total time go to ``<out>/profile_<step>.txt``. A summary is printed
 written to ``<out>/profile_summary.json``.
 
     python benchmarks/profile_step.py [--device cpu|gpu] [--steps 200] [--gpt-preset gpu]
-                                      [--out DIR] [--only mlp-jit,mlp-eager,mlp-jax,gpt-jit]
+                                      [--out DIR] [--only mlp-jit,mlp-eager,mlp-jax,gpt-jit,
+                                                          small40-jit,small40-jax]
 """
 
 from __future__ import annotations
@@ -85,6 +89,23 @@ def _mlp_steps(device):
 
     steps["mlp-jax"] = (run_jax, lambda: jax.block_until_ready(state[0]))
     return steps
+
+
+def _small_steps():
+    """{name: (step, wait)} of the 40-tensor dispatch-bound step (default device)."""
+    import bench_step_cost
+
+    runs = bench_step_cost._small_mlps(20)
+    last = {}
+
+    def keep(run, name):
+        def step():
+            last[name] = run()
+        return step
+
+    return {"small40-jit": (keep(runs["arraykit.jit"], "jit"), lambda: last["jit"].block_until_ready()),
+            "small40-jax": (keep(runs["jax.jit, grads returned"], "jax"),
+                            lambda: last["jax"].block_until_ready())}
 
 
 def _gpt_step(device, preset):
@@ -167,6 +188,11 @@ def main():
     summary = {"device": str(jax.devices(device.platform)[0].device_kind), "jax": jax.__version__}
     if any(w.startswith("mlp") for w in wanted):
         for name, (run, wait) in _mlp_steps(device).items():
+            if name in wanted:
+                summary[name] = profile(name, run, wait, args.steps, args.out)
+                print(name, json.dumps(summary[name]), flush=True)
+    if any(w.startswith("small40") for w in wanted):
+        for name, (run, wait) in _small_steps().items():
             if name in wanted:
                 summary[name] = profile(name, run, wait, args.steps, args.out)
                 print(name, json.dumps(summary[name]), flush=True)

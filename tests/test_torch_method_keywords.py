@@ -530,12 +530,21 @@ def schema_keyword_gaps():
     return gaps, compared
 
 
+# The two sweeps read the installed PyTorch's signatures: they hold for the pinned one
+# (other releases add, rename or drop keywords: 2.11's schemas name ``outdim``, ``names``).
+PINNED_TORCH = pytest.mark.skipif(
+    not torch.__version__.startswith("2.13.0"),
+    reason=f"the sweep compares against torch 2.13.0's signatures, not {torch.__version__}'s")
+
+
+@PINNED_TORCH
 def test_every_keyword_of_pytorchs_operator_schemas_is_accepted():
     gaps, compared = schema_keyword_gaps()
     assert compared > 300
     assert gaps == {}
 
 
+@PINNED_TORCH
 def test_every_pytorch_method_keyword_is_accepted():
     gaps, compared = keyword_gaps()
     assert compared > 450  # the sweep reaches the methods (not an empty comparison)
