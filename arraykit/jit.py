@@ -423,10 +423,9 @@ class _Program:
     in the first steps of a training loop, which is where it would be paid.
 
     On other devices every input at ``donate`` is donated, as ``jax.jit`` users donate
-    their state: there a copy runs on the device, while a new output buffer and the
-    release of the old one cost the host (on an H200, a cached call of a step with 40
-    parameter tensors took 0.68 ms donating all, 1.00 ms without the copied ones:
-    ``benchmarks/profile_step.py --only small40-jit``).
+    their state: there the copy runs on the device, while a new output buffer and the
+    release of the old one cost the host, which bounds small steps on a GPU
+    (``benchmarks/profile_step.py --only small40-jit`` shows it).
 
     On the CPU the large written or kept outputs that no donated input aliases
     (``needs``) are written into buffers the program takes as extra donated inputs and
