@@ -15,64 +15,13 @@ whether or not the device is busy).
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
-SIZES = (784, 1024, 1024, 10)
-BATCH = 256
-
-
-def _data():
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    return (rng.standard_normal((BATCH, 784)).astype(np.float32), rng.integers(0, 10, BATCH))
-
-
-def arraykit_step(device):
-    """(step(), wait()) of the arraykit.jit MLP step on ``device``."""
-    import arraykit as ak
-    import train_digits
-    from mlp_anchor import mlp
-
-    x, y = _data()
-    ak.manual_seed(0)
-    model = mlp(ak.nn, SIZES).to(device)
-    opt = ak.optim.SGD(model.parameters(), lr=0.01)
-    xs, ys = ak.asarray(x, device=device), ak.asarray(y, device=device)
-    step = ak.jit(train_digits.make_step(model, opt))
-    last = list(model.parameters())[-1]
-    return functools.partial(step, xs, ys), lambda: last.untyped_storage().buffer.block_until_ready()
-
-
-def jax_step(device, precision):
-    """(step(), wait()) of the jax.jit + optax MLP step with matmul ``precision``."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-    import optax
-
-    from mlp_anchor import make_step
-
-    x, y = _data()
-    jdev = jax.devices(device.platform)[0]
-    keys = jax.random.split(jax.random.key(0), len(SIZES) - 1)
-    params = [(jax.device_put(jax.random.normal(k, (a, b)) / np.sqrt(a), jdev),
-               jax.device_put(jnp.zeros(b), jdev)) for k, a, b in zip(keys, SIZES[:-1], SIZES[1:])]
-    tx = optax.sgd(0.01)
-    state = [params, tx.init(params)]
-    jx, jy = jax.device_put(x, jdev), jax.device_put(y.astype(np.int32), jdev)
-    step = make_step(tx, precision)
-
-    def run():
-        state[0], state[1], _ = step(state[0], state[1], jx, jy)
-
-    return run, lambda: jax.block_until_ready(state[0])
+import profile_step  # noqa: E402 (its MLP steps; it puts examples/ on the path)
 
 
 def measure(run, wait, steps):
@@ -107,13 +56,14 @@ def main():
 
     device = ak.device(args.device) if args.device else ak.device(jax.devices()[0].platform)
     print(f"device {jax.devices(device.platform)[0].device_kind}, jax {jax.__version__}; "
-          f"MLP {'-'.join(map(str, SIZES))} batch {BATCH}, SGD; ranges over 5 batches of "
+          f"MLP 784-1024-1024-10 batch 256, SGD; ranges over 5 batches of "
           f"{max(1, args.steps // 5)} steps")
     cases = [("highest", jax.lax.Precision.HIGHEST), ("high", None)]
     for setting, jax_precision in cases:
         ak.set_float32_matmul_precision(setting)
-        figures = {"arraykit.jit": measure(*arraykit_step(device), args.steps),
-                   "jax.jit": measure(*jax_step(device, jax_precision), args.steps)}
+        steps = profile_step._mlp_steps(device, jax_precision)
+        figures = {"arraykit.jit": measure(*steps["mlp-jit"], args.steps),
+                   "jax.jit": measure(*steps["mlp-jax"], args.steps)}
         anchor = "HIGHEST" if jax_precision is not None else "JAX's default"
         print(f"\nfloat32 matmul precision {setting!r} (jax.jit: {anchor})")
         for name, (first, per_step, host) in figures.items():

@@ -46,9 +46,10 @@ def _listen():
     monitoring.register_event_duration_secs_listener(listen)
 
 
-def _mlp_steps(device):
+def _mlp_steps(device, jax_precision=None):
     """{name: (step, wait)}: ``step()`` runs one training step, ``wait()`` blocks on its
-    last results."""
+    last results; ``jax_precision``: the matmul precision of the ``jax.jit`` step
+    (None: JAX's default)."""
     import functools
 
     import jax
@@ -82,7 +83,7 @@ def _mlp_steps(device):
     tx = optax.sgd(0.01)
     state = [params, tx.init(params)]
     jx, jy = jax.device_put(x, jdev), jax.device_put(y.astype(np.int32), jdev)
-    jax_step = make_step(tx)
+    jax_step = make_step(tx, jax_precision)
 
     def run_jax():
         state[0], state[1], _ = jax_step(state[0], state[1], jx, jy)
