@@ -56,7 +56,6 @@ import math
 import operator
 import re
 import threading
-import _thread
 import weakref
 
 import jax
@@ -1001,9 +1000,7 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
     """
     inputs, kept = live
     inputs += arg_storages
-    # With no other thread started from Python alive, nothing can interleave with this
-    # call: no other thread can run arraykit code until it returns
-    locks = _locks(entry, inputs, kept, arg_storages) if _threads_started() else ()
+    locks = _locks(entry, inputs, kept, arg_storages)
     for lock in locks:
         lock.acquire()
     try:
@@ -1049,7 +1046,6 @@ _call = operator.call
 _BUFFER = operator.attrgetter("_buffer")
 _x64_on = x64._swap
 _x64_restore = x64._restore
-_threads_started = _thread._count  # threads started from Python and still running
 def _run_special(entry, bufs, donation, donated):
     """Run with NumPy memory among the buffers (it enters as a private copy: the program
     may run after the call returns, while NumPy writes the memory) or inside an outer

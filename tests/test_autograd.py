@@ -643,3 +643,25 @@ def test_inplace_method_twins_on_a_non_leaf_give_torchs_gradient(name):
     (ty * ty).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+
+
+def test_forward_replay_keeps_weak_type_promotion():
+    """A kernel's forward-with-VJP replays the jaxpr its analysis traced; a weakly typed
+    argument (a JAX scalar made from a Python float) must promote as in the kernel
+    itself (bfloat16 here), not as a strongly typed float32 would (float32)."""
+    import jax.numpy as jnp
+
+    from arraykit.autograd import graph as G
+    from arraykit.core import x64
+
+    token = x64.on()
+    try:
+        forward = G.Forward(lambda a, b: a * b, (True, True), "MulBackward0", None)
+        y = jnp.asarray([1.0, 2.0, 3.0], dtype=jnp.bfloat16)
+        weak = jnp.asarray(2.0)
+        outs, _ = forward.call(weak, y)
+        assert outs[0].dtype == (weak * y).dtype == jnp.bfloat16
+        outs, _ = forward.call(jnp.asarray(2.0, jnp.float32), y)  # strong: another trace
+        assert outs[0].dtype == jnp.float32
+    finally:
+        x64.off(token)

@@ -125,3 +125,22 @@ def test_second_trace_with_another_program_is_compiled():
     got = [float(fn(x)) for _ in range(3)]
     assert got == [6.0, 21.0, 66.0]
     assert fn.trace_count == 2 and fn.compile_count == 2
+
+
+def test_equations_traced_in_another_context_differ():
+    """``jax.threefry_partitionable`` changes how ``random_bits`` lowers (the equation's
+    context, not its parameters): a second signature traced under the other setting
+    must not reuse the first executable."""
+
+    def body(x, partitionable):
+        with jax.threefry_partitionable(partitionable):
+            bits = jax.random.uniform(jax.random.key(0), (8,))
+        return x + 1, bits
+
+    f = ak.jit(body, static_argnums=1)
+    x = ak.zeros(3, device="cpu")
+    _, first = f(x, False)
+    _, got = f(x, True)
+    _, want = ak.jit(body, static_argnums=1)(x, True)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert not np.array_equal(np.asarray(got), np.asarray(first))  # the two settings differ

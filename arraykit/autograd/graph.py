@@ -245,7 +245,8 @@ class Forward:
         """Whether ``args`` have the shapes and dtypes :meth:`analyze` traced for."""
         for a, aval in zip(args, self.avals):
             if (a is None) is not (aval is None) or (
-                    aval is not None and (np.shape(a) != aval.shape or a.dtype != aval.dtype)):
+                    aval is not None and (np.shape(a) != aval.shape or a.dtype != aval.dtype
+                                          or _weak_type(a) != aval.weak_type)):
                 return False
         return len(args) == len(self.avals)
 
@@ -274,7 +275,9 @@ class Forward:
         """Which arguments and outputs the VJP's residuals depend on (jaxpr data flow):
         ``needed`` (positions among all arguments), ``saved`` (among the differentiated
         ones) and ``outputs_read``."""
-        avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype) for a in args]
+        avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype,
+                                                             weak_type=_weak_type(a))
+                 for a in args]
         present = [i for i, a in enumerate(avals) if a is not None]
 
         trees = []
@@ -301,6 +304,12 @@ class Forward:
         self.needed = frozenset(d for d in deps if not isinstance(d, _OutputMark))
         self.saved = tuple(k for k, i in enumerate(diff) if i in deps)
         self.outputs_read = tuple(sorted(d.index for d in deps if isinstance(d, _OutputMark)))
+
+
+def _weak_type(value):
+    """Whether JAX treats ``value`` as weakly typed (a Python scalar's promotion)."""
+    aval = getattr(value, "aval", None)
+    return bool(getattr(aval, "weak_type", False))
 
 
 class _OutputMark:

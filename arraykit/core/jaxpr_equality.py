@@ -6,8 +6,8 @@ only to compare the lowered text costs as much as the first lowering; comparing 
 jaxprs costs a walk over their equations.
 
 The test is conservative: two jaxprs are the same when their inputs have the same
-types, every equation has the same primitive, the same effects and equal parameters
-and reads the corresponding values, and every literal has the same type and bits.
+types, every equation has the same primitive, the same effects, the same context
+(``eqn.ctx``) and equal parameters and reads the corresponding values, and every literal has the same type and bits.
 A parameter that cannot be compared (a Python function made by the trace, a JAX
 array) counts as different unless it is the very same object, so a "different"
 answer can be wrong (the caller then lowers and compares the text) but a "same"
@@ -38,7 +38,8 @@ def same_jaxpr(a, b):
         env[x] = y
     for e, f in zip(a.eqns, b.eqns):
         if (e.primitive is not f.primitive or len(e.invars) != len(f.invars)
-                or len(e.outvars) != len(f.outvars) or e.effects != f.effects):
+                or len(e.outvars) != len(f.outvars) or e.effects != f.effects
+                or not _same_context(e, f)):
             return False
         for x, y in zip(e.invars, f.invars):
             if not _same_atom(x, y, env):
@@ -50,6 +51,20 @@ def same_jaxpr(a, b):
                 return False
             env[x] = y
     return all(_same_atom(x, y, env) for x, y in zip(a.outvars, b.outvars))
+
+
+def _same_context(e, f):
+    """Whether two equations were traced in the same context (``eqn.ctx``: the PRNG's
+    partitioning, compute placement, mesh, XLA metadata, which lowering reads)."""
+    a, b = getattr(e, "ctx", None), getattr(f, "ctx", None)
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    fields = getattr(type(a), "__slots__", ())
+    fields = [name for name in fields if name != "__weakref__"]
+    return bool(fields) and all(
+        _same_param(getattr(a, name, None), getattr(b, name, None)) for name in fields)
 
 
 def _same_atom(x, y, env):
