@@ -70,6 +70,7 @@ from .core.jax_compat import concrete_arrays, eval_jaxpr, fast_call, jax_config_
 from .core.jaxpr_equality import same_jaxpr
 from .core.storage import Storage
 from .core import precision
+from . import jit_gradients
 from .kernels import compilation_cache
 from .kernels import launch
 from .tensors.tensor_type import Tensor
@@ -89,6 +90,7 @@ class _Trace:
         self.making = []  # storages made inside storage.made_as_inputs(), until it ends
         self.numpy_memory = {}  # id(storage) -> its NumPy memory, swapped for a JAX stand-in
         self.guards = {}  # id(module) -> (weak reference, its training flag when read)
+        self.gradients = set()  # ids of the storages autograd made for .grad (jit_gradients)
 
     def guard(self, module, training):
         """The function read ``module.training``: the program holds for that value only."""
@@ -416,7 +418,9 @@ class _Program:
     forward and the input-gradient matmul and updated by the optimizer: a full copy
     per step). Not donating those inputs costs the same memory (old and new buffer
     coexist either way) and saves the copy. The entry's jaxpr shows which inputs those
-    are (:func:`_unordered_reads`). The ``required`` ones (``donate_argnums``: the
+    are (:func:`_unordered_reads`). Small ones (up to ``jit_gradients.MAX_BYTES``) are
+    donated all the same: their copy costs less than a new buffer and the old one's
+    release. The ``required`` ones (``donate_argnums``: the
     caller gave them up) are donated whatever it costs. Should XLA still copy some
     donated input, the copy stays: a second compilation would cost more than it saves
     in the first steps of a training loop, which is where it would be paid.
@@ -439,7 +443,8 @@ class _Program:
                        (jax.devices()[0],))
         on_cpu = all(d.platform == "cpu" for d in devices)
         if on_cpu:
-            donate = tuple(i for i in donate if i not in entry.unordered or i in required)
+            donate = tuple(i for i in donate if i not in entry.unordered or i in required
+                           or _nbytes(bufs[i]) <= jit_gradients.MAX_BYTES["cpu"])
         pooled = len(devices) == 1 and on_cpu
         aliased = {k for k, i in enumerate(entry.written) if i in donate}
         self.needs = [item for item in entry.large if item[0] not in aliased] if pooled else []
@@ -775,7 +780,8 @@ def _trace(call, arg_storages, arrays=()):
                 st for key, st in saved.items()
                 if st._buffer is not entered.get(key, trace.saved[key][1])
             ]
-            kept = _still_alive(trace)
+            kept = jit_gradients.pack(_still_alive(trace), trace.gradients,
+                                      {item[1] for item in returned if item[0] == "T"})
             outs = [st._buffer for st in written] + [st._buffer for st in kept]
             plan["stored"] = [(b.shape, b.dtype) for b in outs]
             kept_ids = {id(st): k for k, st in enumerate(kept)}

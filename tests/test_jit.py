@@ -427,8 +427,10 @@ def test_a_jitted_step_donates_no_input_that_xla_would_copy():
     from arraykit.jit import _copied_parameters
 
     rng = np.random.default_rng(0)
-    w0 = rng.standard_normal((64, 64)).astype(np.float32)
-    xs = rng.standard_normal((8, 64)).astype(np.float32)
+    # 64 KiB: above jit_gradients.MAX_BYTES["cpu"], under which a copy costs less than
+    # a new buffer and such inputs are donated anyway
+    w0 = rng.standard_normal((128, 128)).astype(np.float32)
+    xs = rng.standard_normal((8, 128)).astype(np.float32)
 
     def step(w, x):
         y = x @ w  # reads w, unordered with the update below
@@ -528,8 +530,8 @@ def test_no_pooled_buffer_becomes_a_constant_of_a_traced_program():
 def test_an_unused_argument_does_not_shift_the_inputs_checked_for_copies():
     from arraykit.jit import _copied_parameters
 
-    w = ak.asarray(np.eye(64, dtype=np.float32))
-    x = ak.ones((8, 64))
+    w = ak.asarray(np.eye(128, dtype=np.float32))  # above the size donated anyway
+    x = ak.ones((8, 128))
 
     def step(unused, w, x):
         y = x @ w

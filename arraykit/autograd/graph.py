@@ -30,7 +30,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core import x64
 from ..core.jax_compat import eval_jaxpr
-from ..core.storage import Storage
+from ..core.storage import Storage, gradient_made
 from ..kernels import strided
 from ..kernels import compilation_cache
 from ..kernels.ahead import FirstCall
@@ -793,6 +793,7 @@ def _deposit(leaf, ct, ops):
             grad = ops.values(replaced, grad)
     if leaf.grad is None:
         leaf.grad = ops.tensor(grad)
+        gradient_made(leaf.grad._storage)
     elif not ops.graph and not L.overlaps_self(leaf.grad._layout):
         # In place, as PyTorch's AccumulateGrad: the tensor that ``.grad`` is stays
         # the same (a jitted step that accumulates keeps the same storage too).

@@ -127,6 +127,14 @@ def made_as_inputs():
             trace.inputs_made()
 
 
+def gradient_made(storage):
+    """Autograd made ``storage`` for a ``.grad``: an ``arraykit.jit`` trace in progress
+    on this thread notes it (see :mod:`arraykit.jit_gradients`)."""
+    trace = _trace
+    if trace is not None and trace.thread == threading.get_ident():
+        trace.gradients.add(id(storage))
+
+
 def making_inputs():
     """Whether this thread is inside :func:`made_as_inputs`."""
     return getattr(_MAKING_INPUTS, "depth", 0) > 0

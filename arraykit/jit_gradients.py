@@ -1,0 +1,115 @@
+"""Gradients an ``arraykit.jit`` program makes, packed into one storage per dtype.
+
+A training step's program outputs each parameter's new ``.grad`` (``zero_grad()``
+set it to None, ``backward()`` made it again). Every output costs the host on every
+call: JAX makes an array for it, and the storage's previous buffer is released.
+For a step of many small parameters that is the difference between a cached
+``arraykit.jit`` call and a ``jax.jit`` + optax step that returns no gradients
+(``benchmarks/bench_step_cost.py --only percall``).
+
+So the small gradients a trace makes are packed: the program concatenates them, flat,
+into one buffer per dtype and device, and each ``.grad`` becomes a view of that one
+storage at its own offset, as PyTorch's ``DistributedDataParallel(gradient_as_bucket_view=True)``
+makes its gradients views of its buckets. Every tensor API behaves as before (values,
+in-place writes, ``data_ptr`` apart per gradient), except what describes the storage
+itself: ``storage_offset()`` is the gradient's place in the bucket and
+``untyped_storage()`` is the bucket.
+
+Only gradients up to ``MAX_BYTES`` are packed: concatenating copies them once more
+inside the program, which for a large gradient costs more than an output does. A
+gradient is packed only when nothing but tensors views it (a reference count shows
+any other holder), so no holder is left with a storage the program no longer fills.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import jax
+from jax import lax
+
+from .core import layout as L
+from .core.storage import Storage
+from .tensors.tensor_type import Tensor
+
+# Largest gradient packed, in bytes, by platform: the concatenation's copy of one
+# gradient should cost the device less than an output costs the host (about a
+# microsecond): tens of kilobytes at a CPU's memory bandwidth, about a megabyte on a GPU.
+MAX_BYTES = {"cpu": 16 << 10}
+MAX_BYTES_ELSEWHERE = 1 << 20
+
+
+def pack(kept, gradients, returned):
+    """``kept`` (storages the trace made and something holds) with the packable
+    gradients among them (``gradients``: ids of the storages autograd made for
+    ``.grad``; ``returned``: ids of storages the function returns, left alone)
+    replaced by one new storage per dtype and device whose buffer concatenates theirs;
+    the tensors over the packed storages view the new one."""
+    candidates = [st for st in kept
+                  if id(st) in gradients and id(st) not in returned and _small(st)]
+    if len(candidates) < 2:
+        return kept
+    views = _sole_views(candidates, kept)
+    groups = {}
+    for st in candidates:
+        if id(st) in views:
+            groups.setdefault((st.dtype, st.device), []).append(st)
+    packed = {}
+    for (dtype, device), group in groups.items():
+        if len(group) < 2:
+            continue
+        bucket = Storage(lax.concatenate([lax.reshape(st._buffer, (st._buffer.size,))
+                                          for st in group], 0), dtype, device)
+        base = 0
+        for st in group:
+            for t in views[id(st)]:
+                lay = t._layout
+                t._layout = L._layout(lay.shape, lay.strides, lay.offset + base)
+                t._storage = bucket
+            base += st._buffer.size
+            packed[id(st)] = bucket
+    if not packed:
+        return kept
+    out, added = [], set()
+    for st in kept:
+        bucket = packed.get(id(st))
+        if bucket is None:
+            out.append(st)
+        elif id(bucket) not in added:
+            added.add(id(bucket))
+            out.append(bucket)
+    return out
+
+
+def _small(st):
+    device = st.device
+    if not isinstance(device, jax.Device) or st.node is not None or st.shared or st.exported:
+        return False
+    buf = st._buffer
+    if not isinstance(buf, jax.core.Tracer):
+        return False
+    limit = MAX_BYTES.get(device.platform, MAX_BYTES_ELSEWHERE)
+    return buf.size * st.dtype.itemsize <= limit
+
+
+def _sole_views(candidates, kept):
+    """``{id(storage): [tensors over it]}`` for the candidates that nothing but those
+    tensors (and the two lists given) holds."""
+    ids = {id(st) for st in candidates}
+    views = {key: [] for key in ids}
+    others = set()
+    for holder in gc.get_referrers(*candidates):
+        if holder is candidates or holder is kept:
+            continue
+        if isinstance(holder, Tensor) and id(holder._storage) in ids:
+            views[id(holder._storage)].append(holder)
+        else:
+            others.update(id(x) for x in gc.get_referents(holder) if id(x) in ids)
+    sole = {}
+    for st in candidates:
+        tensors = views[id(st)]
+        # held by: candidates, kept, this loop's name, getrefcount's argument, the tensors
+        if id(st) not in others and tensors and sys.getrefcount(st) == 4 + len(tensors):
+            sole[id(st)] = tensors
+    return sole
