@@ -69,6 +69,7 @@ from .core.devices import put
 from .core.jax_compat import concrete_arrays, eval_jaxpr, fast_call, jax_config_context
 from .core.jaxpr_equality import same_jaxpr
 from .core.storage import Storage
+from .core import packing
 from .core import precision
 from . import jit_gradients
 from .kernels import compilation_cache
@@ -418,7 +419,7 @@ class _Program:
     forward and the input-gradient matmul and updated by the optimizer: a full copy
     per step). Not donating those inputs costs the same memory (old and new buffer
     coexist either way) and saves the copy. The entry's jaxpr shows which inputs those
-    are (:func:`_unordered_reads`). Small ones (up to ``jit_gradients.MAX_BYTES``) are
+    are (:func:`_unordered_reads`). Small ones (:mod:`arraykit.core.packing`) are
     donated all the same: their copy costs less than a new buffer and the old one's
     release. The ``required`` ones (``donate_argnums``: the
     caller gave them up) are donated whatever it costs. Should XLA still copy some
@@ -444,7 +445,7 @@ class _Program:
         on_cpu = all(d.platform == "cpu" for d in devices)
         if on_cpu:
             donate = tuple(i for i in donate if i not in entry.unordered or i in required
-                           or _nbytes(bufs[i]) <= jit_gradients.MAX_BYTES["cpu"])
+                           or _nbytes(bufs[i]) <= packing.max_bytes("cpu"))
         pooled = len(devices) == 1 and on_cpu
         aliased = {k for k, i in enumerate(entry.written) if i in donate}
         self.needs = [item for item in entry.large if item[0] not in aliased] if pooled else []

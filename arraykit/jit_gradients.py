@@ -15,8 +15,9 @@ in-place writes, ``data_ptr`` apart per gradient), except what describes the sto
 itself: ``storage_offset()`` is the gradient's place in the bucket and
 ``untyped_storage()`` is the bucket.
 
-Only gradients up to ``MAX_BYTES`` are packed: concatenating copies them once more
-inside the program, which for a large gradient costs more than an output does. A
+Only gradients up to :func:`arraykit.core.packing.max_bytes` are packed: concatenating
+copies them once more inside the program, which for a large gradient costs more than an
+output does. A
 gradient is packed only when nothing but tensors views it (a reference count shows
 any other holder), so no holder is left with a storage the program no longer fills.
 """
@@ -30,14 +31,9 @@ import jax
 from jax import lax
 
 from .core import layout as L
+from .core.packing import max_bytes
 from .core.storage import Storage
 from .tensors.tensor_type import Tensor
-
-# Largest gradient packed, in bytes, by platform: the concatenation's copy of one
-# gradient should cost the device less than an output costs the host (about a
-# microsecond): tens of kilobytes at a CPU's memory bandwidth, about a megabyte on a GPU.
-MAX_BYTES = {"cpu": 16 << 10}
-MAX_BYTES_ELSEWHERE = 1 << 20
 
 
 def pack(kept, gradients, returned):
@@ -89,8 +85,7 @@ def _small(st):
     buf = st._buffer
     if not isinstance(buf, jax.core.Tracer):
         return False
-    limit = MAX_BYTES.get(device.platform, MAX_BYTES_ELSEWHERE)
-    return buf.size * st.dtype.itemsize <= limit
+    return buf.size * st.dtype.itemsize <= max_bytes(device.platform)
 
 
 def _sole_views(candidates, kept):

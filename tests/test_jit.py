@@ -427,7 +427,7 @@ def test_a_jitted_step_donates_no_input_that_xla_would_copy():
     from arraykit.jit import _copied_parameters
 
     rng = np.random.default_rng(0)
-    # 64 KiB: above jit_gradients.MAX_BYTES["cpu"], under which a copy costs less than
+    # 64 KiB: above packing.max_bytes("cpu"), under which a copy costs less than
     # a new buffer and such inputs are donated anyway
     w0 = rng.standard_normal((128, 128)).astype(np.float32)
     xs = rng.standard_normal((8, 128)).astype(np.float32)
