@@ -716,6 +716,19 @@ class Jitted:
         donated = self._donated(args, arg_storages) if self.donate_argnums else ()
         return _run(entry, live, arg_storages, donated, arrays)
 
+    def _abandon_kept(self, new):
+        """A trace made storages that stay (``new.kept``, a step's ``.grad``): where the
+        function's earlier traces left theirs (the ``.grad`` it set then) now holds these.
+        The other entries that keep storages are dropped, so that their next call traces
+        again rather than write into storages that nothing but an old reference (a
+        list of last step's gradients) still reaches."""
+        entries = list(self._entries.values())
+        entries += [e for variants in self._variants.values() for e in variants]
+        for entry in entries:
+            if entry is not new and entry.kept:
+                entry.refs_in_order = [_gone]
+                entry.n_inputs = entry.n_live = 0
+
     def _variant(self, key):
         """The entry of ``key`` traced in the modules' current training modes, if any."""
         for entry in self._variants.get(key, ()):
@@ -746,6 +759,8 @@ class Jitted:
         entry.recent = self._recent
         self.trace_count += 1
         self._last_key = key
+        if entry.kept:
+            self._abandon_kept(entry)
         self._entries[key] = entry
         modes = [(ref(), training) for ref, training in entry.guards]
         variants = self._variants.setdefault(key, [])
@@ -1050,6 +1065,11 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
 
 
 _call = operator.call
+
+
+def _gone():
+    """A weak reference whose object died: an entry given it is never live again."""
+    return None
 _BUFFER = operator.attrgetter("_buffer")
 _x64_on = x64._swap
 _x64_restore = x64._restore

@@ -3,6 +3,7 @@ compiled program; compile counts; control-flow errors."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import subprocess
@@ -267,6 +268,7 @@ def test_data_parallel_step_over_a_mesh_matches_one_device():
 
 
 SHARDED_MODULE_STEP = """
+import copy
 import functools
 import jax, numpy as np, pytest
 from training import train_step
@@ -651,3 +653,34 @@ def test_index_check_of_a_closed_over_tensor_inside_a_trace_is_not_queued():
         assert deferred_checks.pending() == 0
     expected = (emb.weight[:4].sum(0) * ak.ones(3)).sum().item()
     assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_gradients_of_another_signature_held_by_the_caller_are_not_written_again():
+    """A step traced for a second batch shape sets ``.grad`` anew; going back to the
+    first shape must not run the first program into the gradients it made then, which
+    the caller still holds: ``.grad`` after the call is this call's gradient."""
+    ak.manual_seed(0)
+    model = ak.nn.Sequential(ak.nn.Linear(4, 8), ak.nn.ReLU(), ak.nn.Linear(8, 3))
+    opt = ak.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    @ak.jit
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    x, y = ak.randn((16, 4)), ak.randint(0, 3, (16,))
+    for _ in range(3):
+        step(x, y)
+    held = [p.grad for p in model.parameters()]
+    held_values = [g.numpy().copy() for g in held]
+    step(x[:8], y[:8])
+    twin = copy.deepcopy(model)
+    F.cross_entropy(twin(x), y).backward()
+    step(x, y)
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+    for g, values in zip(held, held_values):  # the caller's old gradients keep their values
+        np.testing.assert_array_equal(g.numpy(), values)
