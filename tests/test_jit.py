@@ -663,14 +663,7 @@ def test_gradients_of_another_signature_held_by_the_caller_are_not_written_again
     model = ak.nn.Sequential(ak.nn.Linear(4, 8), ak.nn.ReLU(), ak.nn.Linear(8, 3))
     opt = ak.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
-    @ak.jit
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = ak.jit(functools.partial(train_step, model, opt))
     x, y = ak.randn((16, 4)), ak.randint(0, 3, (16,))
     for _ in range(3):
         step(x, y)
