@@ -63,6 +63,7 @@ import numpy as np
 from jax.extend.core import Literal as _Literal
 
 from .core import buffer_pool
+from .core import gradient_writers
 from .core import storage as S
 from .core import x64
 from .core.devices import put
@@ -91,7 +92,7 @@ class _Trace:
         self.making = []  # storages made inside storage.made_as_inputs(), until it ends
         self.numpy_memory = {}  # id(storage) -> its NumPy memory, swapped for a JAX stand-in
         self.guards = {}  # id(module) -> (weak reference, its training flag when read)
-        self.gradients = set()  # ids of the storages autograd made for .grad (jit_gradients)
+        self.gradients = {}  # id(storage) -> the leaf whose .grad autograd made over it
 
     def guard(self, module, training):
         """The function read ``module.training``: the program holds for that value only."""
@@ -285,6 +286,7 @@ class _Entry:
         self.written = []
         self.kept = []
         self.held = []  # storages made and kept whose values the trace knows: not outputs
+        self.watched = []  # the tensors over packed gradients (jit_gradients): live while they are
         self.returned = []
         self.treedef = None
         self.program = None
@@ -307,10 +309,15 @@ class _Entry:
                 return False
         return True
 
+    def abandon(self):
+        """Never run again (:mod:`arraykit.core.gradient_writers`): the next call traces."""
+        self.refs_in_order = [_gone]
+        self.n_inputs = self.n_live = 0
+
     def live(self):
         """``(constant inputs, kept storages)`` of a call: the storages closed over (a
         :class:`_Value` for each constant that is not a storage's buffer) and those
-        made and kept; None when one of them (or one held) is gone."""
+        made and kept; None when one of them (or one held or watched) is gone."""
         alive = list(map(_call, self.refs_in_order))
         if None in alive:
             return None
@@ -320,7 +327,7 @@ class _Entry:
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
         input_refs = [ref if kind == "storage" else _Value(ref).ref for kind, ref in self.consts]
-        self.refs_in_order = input_refs + self.kept + self.held
+        self.refs_in_order = input_refs + self.kept + self.held + self.watched
         self.n_inputs = len(input_refs)
         self.n_live = len(input_refs) + len(self.kept)
         self.written_sorted = tuple(sorted(set(self.written)))
@@ -716,19 +723,6 @@ class Jitted:
         donated = self._donated(args, arg_storages) if self.donate_argnums else ()
         return _run(entry, live, arg_storages, donated, arrays)
 
-    def _abandon_kept(self, new):
-        """A trace made storages that stay (``new.kept``, a step's ``.grad``): where the
-        function's earlier traces left theirs (the ``.grad`` it set then) now holds these.
-        The other entries that keep storages are dropped, so that their next call traces
-        again rather than write into storages that nothing but an old reference (a
-        list of last step's gradients) still reaches."""
-        entries = list(self._entries.values())
-        entries += [e for variants in self._variants.values() for e in variants]
-        for entry in entries:
-            if entry is not new and entry.kept:
-                entry.refs_in_order = [_gone]
-                entry.n_inputs = entry.n_live = 0
-
     def _variant(self, key):
         """The entry of ``key`` traced in the modules' current training modes, if any."""
         for entry in self._variants.get(key, ()):
@@ -759,8 +753,6 @@ class Jitted:
         entry.recent = self._recent
         self.trace_count += 1
         self._last_key = key
-        if entry.kept:
-            self._abandon_kept(entry)
         self._entries[key] = entry
         modes = [(ref(), training) for ref, training in entry.guards]
         variants = self._variants.setdefault(key, [])
@@ -796,8 +788,10 @@ def _trace(call, arg_storages, arrays=()):
                 st for key, st in saved.items()
                 if st._buffer is not entered.get(key, trace.saved[key][1])
             ]
-            kept = jit_gradients.pack(_still_alive(trace), trace.gradients,
-                                      {item[1] for item in returned if item[0] == "T"})
+            kept = _still_alive(trace)
+            plan["leaves"] = [trace.gradients[id(st)] for st in kept if id(st) in trace.gradients]
+            kept, plan["views"] = jit_gradients.pack(
+                kept, trace.gradients, {item[1] for item in returned if item[0] == "T"})
             outs = [st._buffer for st in written] + [st._buffer for st in kept]
             plan["stored"] = [(b.shape, b.dtype) for b in outs]
             kept_ids = {id(st): k for k, st in enumerate(kept)}
@@ -847,6 +841,7 @@ def _trace(call, arg_storages, arrays=()):
     entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
+    entry.watched = [weakref.ref(t) for t in plan["views"]]
     entry.treedef = plan["tree"]
     entry.guards = tuple(trace.guards.values())
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
@@ -855,6 +850,7 @@ def _trace(call, arg_storages, arrays=()):
         if math.prod(shape) * dtype.itemsize >= buffer_pool.MIN_BYTES
     ]
     entry.finish()
+    gradient_writers.register(plan["leaves"], entry)
     return entry
 
 
@@ -908,6 +904,11 @@ def _older_objects_frozen():
         yield
     finally:
         gc.unfreeze()
+
+
+def _gone():
+    """A weak reference whose object died: an entry given it is never live again."""
+    return None
 
 
 def _still_alive(trace):
@@ -1065,11 +1066,6 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
 
 
 _call = operator.call
-
-
-def _gone():
-    """A weak reference whose object died: an entry given it is never live again."""
-    return None
 _BUFFER = operator.attrgetter("_buffer")
 _x64_on = x64._swap
 _x64_restore = x64._restore

@@ -11,9 +11,11 @@ So the small gradients a trace makes are packed: the program concatenates them, 
 into one buffer per dtype and device, and each ``.grad`` becomes a view of that one
 storage at its own offset, as PyTorch's ``DistributedDataParallel(gradient_as_bucket_view=True)``
 makes its gradients views of its buckets. Every tensor API behaves as before (values,
-in-place writes, ``data_ptr`` apart per gradient), except what describes the storage
-itself: ``storage_offset()`` is the gradient's place in the bucket and
-``untyped_storage()`` is the bucket.
+in-place writes, ``data_ptr`` apart per nonempty gradient), except what describes the
+storage itself: ``storage_offset()`` is the gradient's place in the bucket and
+``untyped_storage()`` is the bucket. The program stays valid while every packed
+gradient's tensor lives, as it stayed valid while each gradient's storage lived; any
+other assignment of a ``.grad`` it wrote drops it (:mod:`arraykit.core.gradient_writers`).
 
 Only gradients up to :func:`arraykit.core.packing.max_bytes` are packed: concatenating
 copies them once more inside the program, which for a large gradient costs more than an
@@ -37,21 +39,22 @@ from .tensors.tensor_type import Tensor
 
 
 def pack(kept, gradients, returned):
-    """``kept`` (storages the trace made and something holds) with the packable
-    gradients among them (``gradients``: ids of the storages autograd made for
-    ``.grad``; ``returned``: ids of storages the function returns, left alone)
-    replaced by one new storage per dtype and device whose buffer concatenates theirs;
-    the tensors over the packed storages view the new one."""
+    """``(kept, views)``: ``kept`` (storages the trace made and something holds) with
+    the packable gradients among them (``gradients``: the storages autograd made for
+    ``.grad``, by id; ``returned``: ids of storages the function returns, left alone)
+    replaced by one new storage per dtype and device whose buffer concatenates theirs,
+    and the tensors over the packed storages, which now view the new one. The program
+    stays valid while they live, as it did while the storages they replace lived."""
     candidates = [st for st in kept
                   if id(st) in gradients and id(st) not in returned and _small(st)]
     if len(candidates) < 2:
-        return kept
+        return kept, []
     views = _sole_views(candidates, kept)
     groups = {}
     for st in candidates:
         if id(st) in views:
             groups.setdefault((st.dtype, st.device), []).append(st)
-    packed = {}
+    packed, moved = {}, []
     for (dtype, device), group in groups.items():
         if len(group) < 2:
             continue
@@ -63,10 +66,9 @@ def pack(kept, gradients, returned):
                 lay = t._layout
                 t._layout = L._layout(lay.shape, lay.strides, lay.offset + base)
                 t._storage = bucket
+                moved.append(t)
             base += st._buffer.size
             packed[id(st)] = bucket
-    if not packed:
-        return kept
     out, added = [], set()
     for st in kept:
         bucket = packed.get(id(st))
@@ -75,7 +77,7 @@ def pack(kept, gradients, returned):
         elif id(bucket) not in added:
             added.add(id(bucket))
             out.append(bucket)
-    return out
+    return out, moved
 
 
 def _small(st):
@@ -88,9 +90,15 @@ def _small(st):
     return buf.size * st.dtype.itemsize <= max_bytes(device.platform)
 
 
+class _Probe:
+    """An object held as the candidates are, to read what holding costs in references."""
+
+
 def _sole_views(candidates, kept):
     """``{id(storage): [tensors over it]}`` for the candidates that nothing but those
-    tensors (and the two lists given) holds."""
+    tensors (and the two lists given) holds: a reference count beyond that means
+    another holder (one the garbage collector cannot see, or an object older than the
+    trace, which ``gc.freeze`` hides from it)."""
     ids = {id(st) for st in candidates}
     views = {key: [] for key in ids}
     others = set()
@@ -101,10 +109,16 @@ def _sole_views(candidates, kept):
             views[id(holder._storage)].append(holder)
         else:
             others.update(id(x) for x in gc.get_referents(holder) if id(x) in ids)
+    probe = _Probe()
+    counts = {}
+    for st in [*candidates, probe]:
+        counts[id(st)] = sys.getrefcount(st)
+    # a candidate is held by candidates, kept and the loop's list and name; the probe
+    # by its own name and the loop's list and name
+    base = counts.pop(id(probe)) + 1
     sole = {}
     for st in candidates:
         tensors = views[id(st)]
-        # held by: candidates, kept, this loop's name, getrefcount's argument, the tensors
-        if id(st) not in others and tensors and sys.getrefcount(st) == 4 + len(tensors):
+        if id(st) not in others and tensors and counts[id(st)] == base + len(tensors):
             sole[id(st)] = tensors
     return sole

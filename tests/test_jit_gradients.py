@@ -124,3 +124,91 @@ def test_large_gradients_on_the_cpu_are_not_packed():
     assert model[0].weight.grad.untyped_storage() is not model[2].weight.grad.untyped_storage()
     assert model[0].bias.grad.untyped_storage() is model[2].bias.grad.untyped_storage()
     assert model[0].weight.grad.storage_offset() == 0
+
+
+def _pair():
+    """An MLP, its eager twin, and an SGD optimizer for each."""
+    model = _model()
+    twin = _model()
+    return (model, ak.optim.SGD(model.parameters(), lr=0.1),
+            twin, ak.optim.SGD(twin.parameters(), lr=0.1))
+
+
+def _step(model, opt, x, y):
+    opt.zero_grad()
+    loss = ak.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _assert_same_model(model, twin):
+    # read with tolist(): .numpy() would move the storages into NumPy memory
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.tolist(), q.tolist(), rtol=1e-5, atol=1e-7)
+        if q.grad is None:
+            assert p.grad is None
+        else:
+            np.testing.assert_allclose(p.grad.tolist(), q.grad.tolist(), rtol=1e-5, atol=1e-7)
+
+
+def test_a_gradient_the_caller_drops_or_replaces_is_made_again():
+    """``.grad = None`` (or another tensor) between calls: the next call traces again
+    and every ``.grad`` is that call's, though the others keep the bucket alive."""
+    model, opt, twin, twin_opt = _pair()
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+    step = ak.jit(_step)
+    for k in range(5):
+        step(model, opt, x, y)
+        _step(twin, twin_opt, x, y)
+        _assert_same_model(model, twin)
+        replacement = None if k % 2 else ak.zeros(2)
+        model[2].bias.grad = replacement
+        twin[2].bias.grad = None if replacement is None else ak.zeros(2)
+
+
+def test_a_frozen_parameter_is_not_trained_by_a_compiled_step():
+    model, opt, twin, twin_opt = _pair()
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+    step = ak.jit(_step)
+    for k in range(6):
+        if k == 3:
+            for m in (model, twin):
+                m[0].weight.requires_grad_(False)
+        step(model, opt, x, y)
+        _step(twin, twin_opt, x, y)
+    _assert_same_model(model, twin)
+
+
+def test_two_compiled_steps_over_one_model_while_the_caller_keeps_a_gradient():
+    """Each step's trace sets ``.grad`` anew, so the other's program, whose bucket a
+    kept gradient holds alive, is not run into stale storages."""
+    model, opt, twin, twin_opt = _pair()
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+
+    def clipped(m, o, a, b):
+        o.zero_grad()
+        ak.nn.functional.cross_entropy(m(a), b).backward()
+        ak.nn.utils.clip_grad_norm_(m.parameters(), 0.05)
+        o.step()
+
+    steps = [(ak.jit(_step), _step), (ak.jit(clipped), clipped)]
+    log = []
+    for k in range(6):
+        jitted, eager = steps[k % 2]
+        jitted(model, opt, x, y)
+        eager(twin, twin_opt, x, y)
+        log.append(model[2].bias.grad)
+        _assert_same_model(model, twin)
+
+
+def test_one_compiled_step_for_two_models_does_not_trace_every_call():
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+    pairs = [_pair(), _pair()]
+    step = ak.jit(_step)
+    for k in range(10):
+        model, opt, twin, twin_opt = pairs[k % 2]
+        step(model, opt, x, y)
+        _step(twin, twin_opt, x, y)
+        _assert_same_model(model, twin)
+    assert step.trace_count == 4 and step.compile_count == 1

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import dtypes as D
+from ..core import gradient_writers
 from ..core import layout as L
 from ..core import x64
 from ..core.jax_compat import eval_jaxpr
@@ -792,12 +793,14 @@ def _deposit(leaf, ct, ops):
         if replaced is not None:
             grad = ops.values(replaced, grad)
     if leaf.grad is None:
+        gradient_writers.replaced(leaf)
         leaf.grad = ops.tensor(grad)
-        gradient_made(leaf.grad._storage)
+        gradient_made(leaf, leaf.grad._storage)
     elif not ops.graph and not L.overlaps_self(leaf.grad._layout):
         # In place, as PyTorch's AccumulateGrad: the tensor that ``.grad`` is stays
         # the same (a jitted step that accumulates keeps the same storage too).
         with no_grad():
             leaf.grad.add_(ops.tensor(grad))
     else:
+        gradient_writers.replaced(leaf)
         leaf.grad = leaf.grad + ops.tensor(grad)

@@ -19,6 +19,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core import x64
 from ..core.devices import Placement
+from ..core.gradient_writers import replaced
 from ..core.storage import Storage
 from ..kernels.export import dense_values
 from . import graph as G
@@ -129,6 +130,8 @@ def install(tensor_type):
                 )
         version = _version(self)
         if isinstance(version, G.Leaf) and version.layout == self._layout:
+            if value is not version.grad:
+                replaced(version)
             version.grad = value
         else:
             self._grad = value

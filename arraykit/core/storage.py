@@ -127,12 +127,12 @@ def made_as_inputs():
             trace.inputs_made()
 
 
-def gradient_made(storage):
-    """Autograd made ``storage`` for a ``.grad``: an ``arraykit.jit`` trace in progress
-    on this thread notes it (see :mod:`arraykit.jit_gradients`)."""
+def gradient_made(leaf, storage):
+    """Autograd made ``storage`` for ``leaf``'s ``.grad``: an ``arraykit.jit`` trace in
+    progress on this thread notes it (see :mod:`arraykit.jit_gradients`)."""
     trace = _trace
     if trace is not None and trace.thread == threading.get_ident():
-        trace.gradients.add(id(storage))
+        trace.gradients[id(storage)] = leaf
 
 
 def making_inputs():
