@@ -286,7 +286,7 @@ class _Entry:
         self.written = []
         self.kept = []
         self.held = []  # storages made and kept whose values the trace knows: not outputs
-        self.watched = []  # the tensors over packed gradients (jit_gradients): live while they are
+        self.watched = []  # the tensors over packed gradients (jit_gradients): abandoned as one dies
         self.returned = []
         self.treedef = None
         self.program = None
@@ -317,7 +317,8 @@ class _Entry:
     def live(self):
         """``(constant inputs, kept storages)`` of a call: the storages closed over (a
         :class:`_Value` for each constant that is not a storage's buffer) and those
-        made and kept; None when one of them (or one held or watched) is gone."""
+        made and kept; None when one of them (or one held) is gone, or the entry was
+        abandoned."""
         alive = list(map(_call, self.refs_in_order))
         if None in alive:
             return None
@@ -327,7 +328,7 @@ class _Entry:
     def finish(self):
         """Precompute what every call needs (after tracing filled the fields)."""
         input_refs = [ref if kind == "storage" else _Value(ref).ref for kind, ref in self.consts]
-        self.refs_in_order = input_refs + self.kept + self.held + self.watched
+        self.refs_in_order = input_refs + self.kept + self.held
         self.n_inputs = len(input_refs)
         self.n_live = len(input_refs) + len(self.kept)
         self.written_sorted = tuple(sorted(set(self.written)))
@@ -841,7 +842,8 @@ def _trace(call, arg_storages, arrays=()):
     entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
-    entry.watched = [weakref.ref(t) for t in plan["views"]]
+    abandon = _abandoning(entry)
+    entry.watched = [weakref.ref(t, abandon) for t in plan["views"]]
     entry.treedef = plan["tree"]
     entry.guards = tuple(trace.guards.values())
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
@@ -850,8 +852,23 @@ def _trace(call, arg_storages, arrays=()):
         if math.prod(shape) * dtype.itemsize >= buffer_pool.MIN_BYTES
     ]
     entry.finish()
+    if any(ref() is None for ref in entry.watched):
+        entry.abandon()
     gradient_writers.register(plan["leaves"], entry)
     return entry
+
+
+def _abandoning(entry):
+    """A weak-reference callback that abandons ``entry`` (held weakly): a packed
+    gradient's tensor died, as a gradient's own storage would have."""
+    entry_ref = weakref.ref(entry)
+
+    def abandon(_):
+        alive = entry_ref()
+        if alive is not None:
+            alive.abandon()
+
+    return abandon
 
 
 def _program(jaxpr, n_constvars):
