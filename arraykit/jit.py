@@ -287,6 +287,7 @@ class _Entry:
         self.kept = []
         self.held = []  # storages made and kept whose values the trace knows: not outputs
         self.watched = []  # the tensors over packed gradients (jit_gradients): abandoned as one dies
+        self.strong = None  # live() taken while the trace held everything, for the first call
         self.returned = []
         self.treedef = None
         self.program = None
@@ -310,9 +311,17 @@ class _Entry:
         return True
 
     def abandon(self):
-        """Never run again (:mod:`arraykit.core.gradient_writers`): the next call traces."""
+        """Never run again (:mod:`arraykit.core.gradient_writers`): the next call traces.
+        One assignment, so that a :meth:`live` running meanwhile sees the entry either
+        whole or gone."""
         self.refs_in_order = [_gone]
-        self.n_inputs = self.n_live = 0
+
+    def first_live(self):
+        """:meth:`live` for the call that traced the entry: what the trace read is still
+        held by it, even storages the function let go of (``opt.step(); opt.zero_grad()``
+        reads the gradients it then drops); later calls then trace again."""
+        alive, self.strong = self.strong, None
+        return alive if alive is not None else self.live()
 
     def live(self):
         """``(constant inputs, kept storages)`` of a call: the storages closed over (a
@@ -720,7 +729,7 @@ class Jitted:
             entry = self._trace(key, static, dynamic, named, arg_storages, arrays,
                                 _WARM_UP if warm_up else reason)
             entry.provisional = not warm_up and bool(entry.kept or entry.held)
-            live = entry.live()
+            live = entry.first_live()
         donated = self._donated(args, arg_storages) if self.donate_argnums else ()
         return _run(entry, live, arg_storages, donated, arrays)
 
@@ -842,8 +851,10 @@ def _trace(call, arg_storages, arrays=()):
     entry.unordered = _unordered_reads(jaxpr, entry.written)
     entry.kept = [weakref.ref(st) for st in plan["kept"]]
     entry.held = [weakref.ref(st) for st in plan["held"]]
+    leaves, views = jit_gradients.written_buckets(plan["written"])
+    plan["leaves"] += leaves
     abandon = _abandoning(entry)
-    entry.watched = [weakref.ref(t, abandon) for t in plan["views"]]
+    entry.watched = [weakref.ref(t, abandon) for t in plan["views"] + views]
     entry.treedef = plan["tree"]
     entry.guards = tuple(trace.guards.values())
     entry.returned = [_place(item, entry, arg_storages) for item in plan["spec"]]
@@ -852,8 +863,7 @@ def _trace(call, arg_storages, arrays=()):
         if math.prod(shape) * dtype.itemsize >= buffer_pool.MIN_BYTES
     ]
     entry.finish()
-    if any(ref() is None for ref in entry.watched):
-        entry.abandon()
+    entry.strong = entry.live()
     gradient_writers.register(plan["leaves"], entry)
     return entry
 

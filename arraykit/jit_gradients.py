@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import weakref
 
 import jax
 from jax import lax
@@ -40,8 +41,8 @@ from .tensors.tensor_type import Tensor
 
 def pack(kept, gradients, returned):
     """``(kept, views)``: ``kept`` (storages the trace made and something holds) with
-    the packable gradients among them (``gradients``: the storages autograd made for
-    ``.grad``, by id; ``returned``: ids of storages the function returns, left alone)
+    the packable gradients among them (``gradients``: ``{id(storage): leaf}`` of the
+    storages made for a leaf's ``.grad``; ``returned``: ids of storages the function returns, left alone)
     replaced by one new storage per dtype and device whose buffer concatenates theirs,
     and the tensors over the packed storages, which now view the new one. The program
     stays valid while they live, as it did while the storages they replace lived."""
@@ -61,14 +62,18 @@ def pack(kept, gradients, returned):
         bucket = Storage(lax.concatenate([lax.reshape(st._buffer, (st._buffer.size,))
                                           for st in group], 0), dtype, device)
         base = 0
+        tensors = []
         for st in group:
             for t in views[id(st)]:
                 lay = t._layout
                 t._layout = L._layout(lay.shape, lay.strides, lay.offset + base)
                 t._storage = bucket
-                moved.append(t)
+                tensors.append(t)
             base += st._buffer.size
             packed[id(st)] = bucket
+        _BUCKETS[bucket] = ([gradients[id(st)] for st in group],
+                            [weakref.ref(t) for t in tensors])
+        moved += tensors
     out, added = [], set()
     for st in kept:
         bucket = packed.get(id(st))
@@ -80,6 +85,24 @@ def pack(kept, gradients, returned):
     return out, moved
 
 
+def written_buckets(written):
+    """``(leaves, tensors)`` of the buckets among the storages ``written`` (a later
+    trace that writes gradients in place, ``zero_grad(set_to_none=False)``): the leaves
+    whose ``.grad`` they hold and those tensors still alive. A program that writes a
+    bucket stays valid as long as the one that made it."""
+    leaves, tensors = [], []
+    for st in written:
+        found = _BUCKETS.get(st)
+        if found is not None:
+            leaves += found[0]
+            tensors += [t for t in map(_call, found[1]) if t is not None]
+    return leaves, tensors
+
+
+def _call(ref):
+    return ref()
+
+
 def _small(st):
     device = st.device
     if not isinstance(device, jax.Device) or st.node is not None or st.shared or st.exported:
@@ -88,6 +111,10 @@ def _small(st):
     if not isinstance(buf, jax.core.Tracer):
         return False
     return buf.size * st.dtype.itemsize <= max_bytes(device.platform)
+
+
+# bucket storage -> (the leaves whose .grad it holds, weak references to those tensors)
+_BUCKETS = weakref.WeakKeyDictionary()
 
 
 class _Probe:

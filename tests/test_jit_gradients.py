@@ -5,6 +5,7 @@ against the same steps run eagerly."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import arraykit as ak
 
@@ -134,8 +135,8 @@ def _pair():
             twin, ak.optim.SGD(twin.parameters(), lr=0.1))
 
 
-def _step(model, opt, x, y):
-    opt.zero_grad()
+def _step(model, opt, x, y, set_to_none=True):
+    opt.zero_grad(set_to_none=set_to_none)
     loss = ak.nn.functional.cross_entropy(model(x), y)
     loss.backward()
     opt.step()
@@ -167,7 +168,10 @@ def test_a_gradient_the_caller_drops_or_replaces_is_made_again():
         twin[2].bias.grad = None if replacement is None else ak.zeros(2)
 
 
-def test_a_frozen_parameter_is_not_trained_by_a_compiled_step():
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_a_frozen_parameter_is_not_trained_by_a_compiled_step(set_to_none):
+    """Also when the step zeroes the packed gradients in place: its program, which
+    writes the bucket rather than making one, is dropped with the frozen leaf."""
     model, opt, twin, twin_opt = _pair()
     x, y = ak.asarray(DATA), ak.asarray(LABELS)
     step = ak.jit(_step)
@@ -175,9 +179,53 @@ def test_a_frozen_parameter_is_not_trained_by_a_compiled_step():
         if k == 3:
             for m in (model, twin):
                 m[0].weight.requires_grad_(False)
-        step(model, opt, x, y)
-        _step(twin, twin_opt, x, y)
+        step(model, opt, x, y, set_to_none)
+        _step(twin, twin_opt, x, y, set_to_none)
     _assert_same_model(model, twin)
+
+
+def test_gradients_a_step_assigns_itself_are_watched_too():
+    """``p.grad = g`` inside the step (from ``ak.autograd.grad``), the caller keeping
+    the gradients and setting one to None between calls: every call's ``.grad`` is
+    that call's."""
+    model, opt, twin, twin_opt = _pair()
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+
+    def step(m, o, a, b):
+        params = list(m.parameters())
+        grads = ak.autograd.grad(ak.nn.functional.cross_entropy(m(a), b), params)
+        for p, g in zip(params, grads):
+            p.grad = g
+        o.step()
+
+    jitted = ak.jit(step)
+    held = []  # the caller keeps the gradients (a log): their storages stay alive
+    for _ in range(4):
+        jitted(model, opt, x, y)
+        step(twin, twin_opt, x, y)
+        _assert_same_model(model, twin)
+        held.append([p.grad for p in model.parameters()])
+        for m in (model, twin):
+            m[0].bias.grad = None
+
+
+def test_a_compiled_update_that_drops_the_gradients_it_reads():
+    """``opt.step(); opt.zero_grad()`` over gradients an eager backward made: the first
+    call reads them though the traced code let them go (it used to find its inputs
+    gone and fail)."""
+    model, opt, twin, twin_opt = _pair()
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+
+    def update(o):
+        o.step()
+        o.zero_grad()
+
+    jitted = ak.jit(update)
+    for _ in range(3):
+        for m, o, run in ((model, opt, jitted), (twin, twin_opt, update)):
+            ak.nn.functional.cross_entropy(m(x), y).backward()
+            run(o)
+        _assert_same_model(model, twin)
 
 
 def test_two_compiled_steps_over_one_model_while_the_caller_keeps_a_gradient():

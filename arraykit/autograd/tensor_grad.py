@@ -20,7 +20,7 @@ from ..core import layout as L
 from ..core import x64
 from ..core.devices import Placement
 from ..core.gradient_writers import replaced
-from ..core.storage import Storage
+from ..core.storage import Storage, gradient_made
 from ..kernels.export import dense_values
 from . import graph as G
 from .mode import enable_grad, no_grad
@@ -95,6 +95,8 @@ def install(tensor_type):
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()"
             )
+        if isinstance(version, G.Leaf):
+            replaced(version)  # its .grad is no longer reachable: programs writing it stop
         st.node = None
         return self
 
@@ -132,6 +134,8 @@ def install(tensor_type):
         if isinstance(version, G.Leaf) and version.layout == self._layout:
             if value is not version.grad:
                 replaced(version)
+                if value is not None:
+                    gradient_made(version, value._storage)
             version.grad = value
         else:
             self._grad = value

@@ -17,6 +17,7 @@ import weakref
 
 _WRITERS = {}  # id(leaf) -> weak references to the programs that write its .grad
 _LOCK = threading.Lock()
+_PRUNE_ABOVE = [1024]  # prune keys whose programs all died once there are more
 
 
 def register(leaves, program):
@@ -27,6 +28,10 @@ def register(leaves, program):
             refs = [r for r in _WRITERS.get(id(leaf), ()) if r() is not None]
             refs.append(ref)
             _WRITERS[id(leaf)] = refs
+        if len(_WRITERS) > _PRUNE_ABOVE[0]:
+            for key in [k for k, refs in _WRITERS.items() if all(r() is None for r in refs)]:
+                del _WRITERS[key]
+            _PRUNE_ABOVE[0] = 2 * max(len(_WRITERS), 512)
 
 
 def replaced(leaf):
