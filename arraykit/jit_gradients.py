@@ -71,7 +71,7 @@ def pack(kept, gradients, returned):
                 tensors.append(t)
             base += st._buffer.size
             packed[id(st)] = bucket
-        _BUCKETS[bucket] = ([gradients[id(st)] for st in group],
+        _BUCKETS[bucket] = ([weakref.ref(gradients[id(st)]) for st in group],
                             [weakref.ref(t) for t in tensors])
         moved += tensors
     out, added = [], set()
@@ -94,7 +94,7 @@ def written_buckets(written):
     for st in written:
         found = _BUCKETS.get(st)
         if found is not None:
-            leaves += found[0]
+            leaves += [leaf for leaf in map(_call, found[0]) if leaf is not None]
             tensors += [t for t in map(_call, found[1]) if t is not None]
     return leaves, tensors
 
@@ -113,7 +113,8 @@ def _small(st):
     return buf.size * st.dtype.itemsize <= max_bytes(device.platform)
 
 
-# bucket storage -> (the leaves whose .grad it holds, weak references to those tensors)
+# bucket storage -> weak references to the leaves whose .grad it holds and to those
+# tensors (a strong one would keep the bucket alive through leaf.grad)
 _BUCKETS = weakref.WeakKeyDictionary()
 
 

@@ -260,3 +260,18 @@ def test_one_compiled_step_for_two_models_does_not_trace_every_call():
         _step(twin, twin_opt, x, y)
         _assert_same_model(model, twin)
     assert step.trace_count == 4 and step.compile_count == 1
+
+
+def test_a_dropped_model_frees_its_packed_gradients():
+    import gc
+    import weakref
+
+    model, opt, _, _ = _pair()
+    x, y = ak.asarray(DATA), ak.asarray(LABELS)
+    step = ak.jit(_step)
+    for _ in range(3):
+        step(model, opt, x, y)
+    bucket = weakref.ref(model[0].weight.grad.untyped_storage())
+    del model, opt, step
+    gc.collect()
+    assert bucket() is None
