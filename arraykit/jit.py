@@ -725,6 +725,8 @@ class Jitted:
             reason = "a module's training mode changed (train()/eval())"
         live = None if entry is None or entry.provisional else entry.live()
         if live is None:
+            if S.tracing_here():  # called by a function this thread is tracing: part of it
+                return self._call_fn(static, dynamic, named)
             warm_up = entry is not None and entry.provisional and entry.live() is not None
             entry = self._trace(key, static, dynamic, named, arg_storages, arrays,
                                 _WARM_UP if warm_up else reason)

@@ -132,6 +132,39 @@ def test_closed_over_model_and_grads_set_inside_jit():
     assert w.is_leaf and w.requires_grad
 
 
+def test_a_jitted_function_called_while_another_traces_becomes_part_of_it():
+    # the inner function traces inside the outer trace (it deadlocked on the trace lock);
+    # a jitted optimizer update called by a jitted step writes the closed-over state
+    w = ak.ones((3, 2)).requires_grad_()
+    velocity = ak.zeros((3, 2))
+
+    @ak.jit
+    def update():
+        with ak.no_grad():
+            velocity.mul_(0.5).add_(w.grad)
+            w.sub_(0.25 * velocity)
+
+    @ak.jit
+    def step(x):
+        w.grad = None
+        (x @ w).sum().backward()
+        update()
+
+    w_np, v_np = np.ones((3, 2)), np.zeros((3, 2))
+    for scale in (1.0, 2.0, 3.0):
+        step(ak.ones((4, 3)) * scale)
+        v_np = 0.5 * v_np + 4.0 * scale
+        w_np = w_np - 0.25 * v_np
+        np.testing.assert_allclose(w.tolist(), w_np, rtol=1e-6)  # tolist: .numpy() would
+        np.testing.assert_allclose(velocity.tolist(), v_np, rtol=1e-6)  # move w to NumPy memory
+    assert step.compile_count == 1 and update.compile_count == 0
+    update()  # on its own it compiles its own program
+    np.testing.assert_allclose(velocity.tolist(), 0.5 * v_np + 12.0, rtol=1e-6)
+    assert update.compile_count == 1
+    step(ak.ones((4, 3)))  # an inner program compiled before runs inside the outer trace
+    assert step.compile_count == 1
+
+
 def test_compile_counts_reasons_and_cap():
     @ak.jit(max_compiles=2)
     def double(t):
