@@ -64,14 +64,14 @@ from jax.extend.core import Literal as _Literal
 
 from .core import buffer_pool
 from .core import gradient_writers
+from .core import packing
+from .core import precision
 from .core import storage as S
 from .core import x64
 from .core.devices import put
 from .core.jax_compat import concrete_arrays, eval_jaxpr, fast_call, jax_config_context
 from .core.jaxpr_equality import same_jaxpr
 from .core.storage import Storage
-from .core import packing
-from .core import precision
 from . import jit_gradients
 from .kernels import compilation_cache
 from .kernels import launch

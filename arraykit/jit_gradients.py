@@ -27,6 +27,7 @@ any other holder), so no holder is left with a storage the program no longer fil
 from __future__ import annotations
 
 import gc
+import operator
 import sys
 import weakref
 
@@ -94,13 +95,9 @@ def written_buckets(written):
     for st in written:
         found = _BUCKETS.get(st)
         if found is not None:
-            leaves += [leaf for leaf in map(_call, found[0]) if leaf is not None]
-            tensors += [t for t in map(_call, found[1]) if t is not None]
+            leaves += [leaf for leaf in map(operator.call, found[0]) if leaf is not None]
+            tensors += [t for t in map(operator.call, found[1]) if t is not None]
     return leaves, tensors
-
-
-def _call(ref):
-    return ref()
 
 
 def _small(st):

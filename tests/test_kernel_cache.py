@@ -84,8 +84,33 @@ def test_small_cpu_kernels_get_fast_compile_options_and_large_ones_do_not():
     big_out = launch.compile_options(
         lambda a: jnp.zeros(10**6) + a[0], (np.ones(8, np.float32),), "cpu", (8,))
     assert small == launch.fast_compile_options() is not None
-    assert big_in is None and big_out is None
+    assert big_in is None  # sin: XLA's default emitters (see the test below)
+    assert big_out == launch.large_compile_options()
     assert launch.compile_options(body, (np.ones(8, np.float32),), "gpu", (8,)) is None
+
+
+def test_large_cpu_kernels_keep_xla_defaults_where_they_convolve_or_are_transcendental():
+    import jax
+    import jax.numpy as jnp
+
+    x = np.ones((128, 64), np.float32)  # above SMALL_KERNEL_ELEMENTS
+    w = np.ones((4, 1, 3, 3), np.float32)
+
+    def conv(a, k):
+        return jax.lax.conv(a[None, None], k, (1, 1), "SAME")
+
+    def nested_exp(a):
+        return jax.jit(lambda b: jnp.exp(b) + 1)(a)
+
+    def affine(a):
+        return jnp.sqrt(a * 2.0 + 1.0).sum(0)
+
+    assert launch.compile_options(conv, (x, w), "cpu", (x.size, w.size)) is None
+    assert launch.compile_options(nested_exp, (x,), "cpu", (x.size,)) is None
+    large = launch.compile_options(affine, (x,), "cpu", (x.size,))
+    assert large == launch.large_compile_options()
+    if large is not None:  # the classic emitters, where this jaxlib has the option
+        assert large == {"xla_cpu_use_fusion_emitters": False}
 
 
 def test_fast_compile_options_drop_what_the_compiler_refuses(monkeypatch):

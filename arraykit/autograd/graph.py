@@ -36,7 +36,7 @@ from ..kernels import strided
 from ..kernels import compilation_cache
 from ..kernels.ahead import FirstCall
 from ..kernels.export import dense_values
-from ..kernels.launch import Locks, apply, call_or_nested, fast_compile_options
+from ..kernels.launch import Locks, apply, call_or_nested
 from .mode import no_grad
 from jax.extend.core import Literal
 
@@ -236,7 +236,7 @@ class Forward:
         if compilation_cache.get_compilation_cache_dir() is None:
             self.call = jax.jit(forward, compiler_options=options)
             self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
-            self.pull = _pull if options is None else _small_pull()
+            self.pull = _pull if options is None else _pull_with(options)
         else:  # compiled ahead of time, through the persistent cache
             self.call = FirstCall(forward, options, (), self.nested)
             self.donating = FirstCall(forward, options, (0,), self.nested)
@@ -488,14 +488,17 @@ def _run_vjp(vjp, cts):
 
 
 _pull = jax.jit(_run_vjp)
-_PULL_SMALL = []
+_PULLS = {}
 
 
-def _small_pull():
-    """The VJP runner compiled with the fast-compile options (built on first use)."""
-    if not _PULL_SMALL:
-        _PULL_SMALL.append(jax.jit(_run_vjp, compiler_options=fast_compile_options()))
-    return _PULL_SMALL[0]
+def _pull_with(options):
+    """The VJP runner compiled with the compiler ``options`` of the kernel it
+    differentiates (one per set of options, built on first use)."""
+    key = tuple(sorted(options.items()))
+    pull = _PULLS.get(key)
+    if pull is None:
+        pull = _PULLS.setdefault(key, jax.jit(_run_vjp, compiler_options=options))
+    return pull
 
 
 @jax.jit

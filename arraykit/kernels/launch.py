@@ -27,7 +27,11 @@ with XLA options that halve compile time (:func:`fast_compile_options`: the clas
 element emitters, no LLVM optimization); at those sizes the run time stays within
 a few microseconds. Transcendental functions can then differ from the fully
 optimized kernel of a large operand in the last unit of precision, as NumPy's
-vector and scalar loops do.
+vector and scalar loops do. Larger CPU kernels without a convolution get the
+classic emitters only (:func:`large_compile_options`): they compile in about
+two thirds of the time and run as fast (a ResNet's first eager step:
+``benchmarks/bench_models.py --startup-runs``); convolutions keep XLA's defaults,
+under which their gradients run faster.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import threading
 
 import jax
 import numpy as np
+from jax.extend import core as _extend_core
 
 from ..core import buffer_pool
 from ..core import dtypes as D
@@ -72,7 +77,9 @@ DYNAMIC_AFTER = 3
 KERNEL_LIMIT = 2048
 SMALL_KERNEL_ELEMENTS = 4096
 FAST_COMPILE_WANTED = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
+LARGE_COMPILE_WANTED = {"xla_cpu_use_fusion_emitters": False}
 _FAST_COMPILE_ACCEPTED = []
+_LARGE_COMPILE_ACCEPTED = []
 _OFFSETS_SEEN = {}
 _DYNAMIC = set()
 _STATIC = "static offsets"  # ends the key of a kernel built under a trace (see _cache_key)
@@ -232,12 +239,21 @@ def fast_compile_options():
     ``xla_cpu_use_fusion_emitters``), so each is tried once on a one-element
     program, all together first, then one by one if that fails.
     """
-    if not _FAST_COMPILE_ACCEPTED:
-        wanted = FAST_COMPILE_WANTED
+    return _accepted(FAST_COMPILE_WANTED, _FAST_COMPILE_ACCEPTED)
+
+
+def large_compile_options():
+    """The options of ``LARGE_COMPILE_WANTED`` that this jaxlib's CPU compiler accepts,
+    or None (see :func:`fast_compile_options`)."""
+    return _accepted(LARGE_COMPILE_WANTED, _LARGE_COMPILE_ACCEPTED)
+
+
+def _accepted(wanted, memo):
+    if not memo:
         if not _cpu_compiler_accepts(wanted):
             wanted = {k: v for k, v in wanted.items() if _cpu_compiler_accepts({k: v})}
-        _FAST_COMPILE_ACCEPTED.append(wanted or None)
-    return _FAST_COMPILE_ACCEPTED[0]
+        memo.append(wanted or None)
+    return memo[0]
 
 
 def _cpu_compiler_accepts(options):
@@ -250,21 +266,39 @@ def _cpu_compiler_accepts(options):
 
 
 def compile_options(kernel, args, platform, in_sizes=()):
-    """XLA options for compiling ``kernel``: :func:`fast_compile_options` when small, else None.
+    """XLA options for compiling ``kernel`` on the CPU: :func:`fast_compile_options`
+    when small, else :func:`large_compile_options` unless it convolves; None
+    elsewhere and inside a trace.
 
     A kernel is small on the CPU when ``in_sizes`` (element counts of what it reads)
     and its results all have at most ``SMALL_KERNEL_ELEMENTS`` elements; the result
-    sizes come from tracing ``kernel`` with ``args``, a trace that ``jax.jit`` reuses
-    at the kernel's first call.
+    sizes and whether it convolves come from tracing ``kernel`` with ``args``.
     """
-    if platform != "cpu" or max(in_sizes, default=0) > SMALL_KERNEL_ELEMENTS:
+    if platform != "cpu" or any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves(args)):
         return None
-    if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves(args)):
-        return None
-    results = jax.tree.leaves(jax.jit(kernel).trace(*args).out_info)
-    if max((r.size for r in results), default=0) > SMALL_KERNEL_ELEMENTS:
-        return None
-    return fast_compile_options()
+    traced = jax.jit(kernel).trace(*args)
+    results = jax.tree.leaves(traced.out_info)
+    if max((*in_sizes, *(r.size for r in results)), default=0) <= SMALL_KERNEL_ELEMENTS:
+        return fast_compile_options()
+    return None if _convolves(traced.jaxpr.jaxpr) else large_compile_options()
+
+
+_DEFAULT_EMITTED = frozenset({
+    "conv_general_dilated", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin",
+    "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "pow", "erf", "erfc", "erf_inv", "lgamma", "digamma", "igamma", "cbrt",
+})
+
+
+def _convolves(jaxpr):
+    """Whether ``jaxpr`` (or one inside it) has a convolution or a transcendental
+    function: those run faster under XLA's default emitters."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in _DEFAULT_EMITTED:
+            return True
+        if any(map(_convolves, _extend_core.jaxprs_in_params(eqn.params))):
+            return True
+    return False
 
 
 def call_or_nested(call, nested, *args):
