@@ -693,7 +693,8 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         token = _x64_on(True)  # x64.scoped, inlined
         try:
-            if not kwargs and not self._special:  # positional tensors, a cached entry
+            # positional tensors, a cached entry, no arraykit.jit trace in progress
+            if not kwargs and not self._special and S._trace is None:
                 key, arg_storages = _flat_signature(args)
                 entry = self._entries.get(key)
                 if (entry is not None and not entry.provisional
@@ -714,6 +715,8 @@ class Jitted:
                 raise TypeError(f"jit: static arguments must be hashable, got {static!r}") from None
         else:
             static, dynamic, named = (), args, kwargs
+        if S.tracing_here():  # called by a function this thread traces: part of its program
+            return self._call_fn(static, dynamic, named)
         key, arg_storages = (None, None) if named or static else _flat_signature(dynamic)
         arrays = ()
         if key is None:
@@ -725,8 +728,6 @@ class Jitted:
             reason = "a module's training mode changed (train()/eval())"
         live = None if entry is None or entry.provisional else entry.live()
         if live is None:
-            if S.tracing_here():  # called by a function this thread is tracing: part of it
-                return self._call_fn(static, dynamic, named)
             warm_up = entry is not None and entry.provisional and entry.live() is not None
             entry = self._trace(key, static, dynamic, named, arg_storages, arrays,
                                 _WARM_UP if warm_up else reason)

@@ -159,10 +159,60 @@ def test_a_jitted_function_called_while_another_traces_becomes_part_of_it():
         np.testing.assert_allclose(velocity.tolist(), v_np, rtol=1e-6)  # move w to NumPy memory
     assert step.compile_count == 1 and update.compile_count == 0
     update()  # on its own it compiles its own program
-    np.testing.assert_allclose(velocity.tolist(), 0.5 * v_np + 12.0, rtol=1e-6)
+    v_np = 0.5 * v_np + 12.0
+    w_np = w_np - 0.25 * v_np
+    np.testing.assert_allclose(velocity.tolist(), v_np, rtol=1e-6)
     assert update.compile_count == 1
-    step(ak.ones((4, 3)))  # an inner program compiled before runs inside the outer trace
-    assert step.compile_count == 1
+    # a new batch shape: step traces again, calling update, which has a program of its
+    # own now; the trace still takes update's Python in (its program run at trace
+    # time would write once, eagerly, and never again)
+    for _ in range(2):
+        step(ak.ones((6, 3)))
+        v_np = 0.5 * v_np + 6.0
+        w_np = w_np - 0.25 * v_np
+        np.testing.assert_allclose(velocity.tolist(), v_np, rtol=1e-6)
+        np.testing.assert_allclose(w.tolist(), w_np, rtol=1e-6)
+    assert step.compile_count == 2 and update.compile_count == 1
+
+
+def test_a_jitted_loss_with_a_program_of_its_own_keeps_its_gradient_inside_a_jitted_step():
+    w = ak.ones(3).requires_grad_()
+
+    @ak.jit
+    def loss_fn(x):
+        return (w * x).sum()
+
+    @ak.jit
+    def step(x):
+        w.grad = None
+        loss_fn(x).backward()
+        with ak.no_grad():
+            w.sub_(0.1 * w.grad)
+
+    x = ak.asarray([1.0, 2.0, 3.0])
+    assert loss_fn(x).item() == 6.0  # compiled on its own first
+    step(x)
+    step(x)
+    np.testing.assert_allclose(w.tolist(), [0.8, 0.6, 0.4], rtol=1e-6)
+
+
+def test_a_jitted_counter_with_a_program_of_its_own_counts_every_call_of_a_jitted_step():
+    # its inputs are all concrete inside the outer trace: its program must not run then
+    calls = ak.zeros(())
+
+    @ak.jit
+    def count():
+        calls.add_(1.0)
+
+    @ak.jit
+    def step(x):
+        count()
+        return x * 2
+
+    count()
+    for _ in range(3):
+        step(ak.ones(2))
+    assert calls.item() == 4.0 and step.compile_count == 1
 
 
 def test_compile_counts_reasons_and_cap():

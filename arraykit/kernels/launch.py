@@ -27,11 +27,12 @@ with XLA options that halve compile time (:func:`fast_compile_options`: the clas
 element emitters, no LLVM optimization); at those sizes the run time stays within
 a few microseconds. Transcendental functions can then differ from the fully
 optimized kernel of a large operand in the last unit of precision, as NumPy's
-vector and scalar loops do. Larger CPU kernels without a convolution get the
-classic emitters only (:func:`large_compile_options`): they compile in about
-two thirds of the time and run as fast (a ResNet's first eager step:
-``benchmarks/bench_models.py --startup-runs``); convolutions keep XLA's defaults,
-under which their gradients run faster.
+vector and scalar loops do. Larger CPU kernels get the classic emitters only
+(:func:`large_compile_options`): they compile in about two thirds of the time and
+run as fast (a ResNet's first eager step: ``benchmarks/bench_models.py
+--startup-runs``), except kernels that convolve or compute a transcendental
+function, which keep XLA's defaults (their code, a convolution's gradient or an
+LSTM cell, runs faster there). A kernel's backward program gets its forward's options.
 """
 
 from __future__ import annotations
@@ -267,8 +268,8 @@ def _cpu_compiler_accepts(options):
 
 def compile_options(kernel, args, platform, in_sizes=()):
     """XLA options for compiling ``kernel`` on the CPU: :func:`fast_compile_options`
-    when small, else :func:`large_compile_options` unless it convolves; None
-    elsewhere and inside a trace.
+    when small, else :func:`large_compile_options` unless it convolves or computes a
+    transcendental function; None elsewhere and inside a trace.
 
     A kernel is small on the CPU when ``in_sizes`` (element counts of what it reads)
     and its results all have at most ``SMALL_KERNEL_ELEMENTS`` elements; the result
@@ -280,23 +281,25 @@ def compile_options(kernel, args, platform, in_sizes=()):
     results = jax.tree.leaves(traced.out_info)
     if max((*in_sizes, *(r.size for r in results)), default=0) <= SMALL_KERNEL_ELEMENTS:
         return fast_compile_options()
-    return None if _convolves(traced.jaxpr.jaxpr) else large_compile_options()
+    return None if _wants_default_emitters(traced.jaxpr.jaxpr) else large_compile_options()
 
 
 _DEFAULT_EMITTED = frozenset({
     "conv_general_dilated", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin",
     "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "pow", "erf", "erfc", "erf_inv", "lgamma", "digamma", "igamma", "cbrt",
+    "pow", "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "igamma", "igammac",
+    "igamma_grad_a", "random_gamma_grad", "regularized_incomplete_beta", "zeta",
+    "bessel_i0e", "bessel_i1e", "cbrt",
 })
 
 
-def _convolves(jaxpr):
-    """Whether ``jaxpr`` (or one inside it) has a convolution or a transcendental
-    function: those run faster under XLA's default emitters."""
+def _wants_default_emitters(jaxpr):
+    """Whether ``jaxpr`` (or one inside it) convolves or computes a transcendental
+    function: code XLA's default emitters make faster."""
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in _DEFAULT_EMITTED:
             return True
-        if any(map(_convolves, _extend_core.jaxprs_in_params(eqn.params))):
+        if any(map(_wants_default_emitters, _extend_core.jaxprs_in_params(eqn.params))):
             return True
     return False
 
