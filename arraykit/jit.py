@@ -1062,6 +1062,8 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
         bufs += arrays
         if not concrete_arrays(bufs):
             outs = _run_special(entry, bufs, donation, donated)
+            targets = list(map(inputs.__getitem__, entry.written)) + kept
+            _refuse_leaks(targets, outs)
         else:
             required = tuple(len(entry.consts) + k for k in donated)
             outs = entry.compiled(donation, bufs, required).run(bufs)
@@ -1113,6 +1115,16 @@ def _run_special(entry, bufs, donation, donated):
         return jax.jit(entry.program)(*bufs)
     required = tuple(len(entry.consts) + k for k in donated)
     return entry.compiled(donation, bufs, required).run(bufs)
+
+
+def _refuse_leaks(targets, outs):
+    """Raise, before anything is written, when the call runs inside a JAX trace
+    (``jax.jit``, ``jax.grad``) and would leave a traced value in a storage created
+    outside it (a tensor the function closes over, a kept ``.grad``), as an eager
+    in-place write there does."""
+    for st, out in zip(targets, outs):
+        if isinstance(out, jax.core.Tracer) and not isinstance(st._buffer, jax.core.Tracer):
+            raise S._leak_error(st)
 
 
 def _locks(entry, inputs, kept, arg_storages):

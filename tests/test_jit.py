@@ -164,8 +164,7 @@ def test_a_jitted_function_called_while_another_traces_becomes_part_of_it():
     np.testing.assert_allclose(velocity.tolist(), v_np, rtol=1e-6)
     assert update.compile_count == 1
     # a new batch shape: step traces again, calling update, which has a program of its
-    # own now; the trace still takes update's Python in (its program run at trace
-    # time would write once, eagerly, and never again)
+    # own now: the outer trace takes update's Python in
     for _ in range(2):
         step(ak.ones((6, 3)))
         v_np = 0.5 * v_np + 6.0
@@ -213,6 +212,29 @@ def test_a_jitted_counter_with_a_program_of_its_own_counts_every_call_of_a_jitte
     for _ in range(3):
         step(ak.ones(2))
     assert calls.item() == 4.0 and step.compile_count == 1
+
+
+def test_a_jitted_write_of_a_closed_over_tensor_inside_jax_jit_raises_and_writes_nothing():
+    # as the same write made eagerly inside jax.jit does: the tensor would keep a tracer
+    count = ak.zeros((), device="cpu")
+
+    @ak.jit
+    def tick(x):
+        count.add_(1.0)
+        return x
+
+    @ak.jit
+    def reads(x):
+        return x * count
+
+    v = ak.ones(3, device="cpu")
+    for cached in (False, True):
+        if cached:
+            tick(v)
+        with pytest.raises(RuntimeError, match="targets a tensor created outside it"):
+            jax.jit(lambda a: tick(a) * 1)(v)
+        assert count.item() == float(cached)  # usable, and not written by the refused call
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: reads(a) * 1)(v)), [1.0, 1.0, 1.0])
 
 
 def test_compile_counts_reasons_and_cap():
