@@ -1060,15 +1060,14 @@ def _run(entry, live, arg_storages, donated=(), arrays=()):
         donation = _donation(entry, inputs, arg_storages, donated)  # before bufs holds them
         bufs = list(map(_BUFFER, inputs))
         bufs += arrays
+        targets = list(map(inputs.__getitem__, entry.written)) + kept
         if not concrete_arrays(bufs):
             outs = _run_special(entry, bufs, donation, donated)
-            targets = list(map(inputs.__getitem__, entry.written)) + kept
             _refuse_leaks(targets, outs)
         else:
             required = tuple(len(entry.consts) + k for k in donated)
             outs = entry.compiled(donation, bufs, required).run(bufs)
         del bufs
-        targets = list(map(inputs.__getitem__, entry.written)) + kept
         released = _install_all(entry, targets, outs)
         for k in donated:  # handed over: its values are gone, as if overwritten
             arg_storages[k].version += 1
