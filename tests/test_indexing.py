@@ -233,3 +233,31 @@ def test_out_of_range_examples():
     with pytest.raises(IndexError):
         ak.zeros((2, 3))[0, 0, 0]
     np.testing.assert_array_equal(x.numpy(), np.arange(10))
+
+
+def test_index_writes_of_any_length_share_one_kernel_and_match_numpy():
+    """Small CPU index writes are padded to a power-of-two length (indices past the end
+    dropped): lengths 0 to 8 compile one write kernel per key form, values exactly NumPy's."""
+    from arraykit.kernels import launch
+
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((7, 3))
+    t = ak.asarray(base, device="cpu")
+    expected = base.copy()
+    keys = []
+    for n in range(9):
+        idx = rng.integers(-7, 7, n)
+        keys.append(idx[np.unique(np.where(idx < 0, idx + 7, idx), return_index=True)[1]])
+    before = launch.cache_info()["misses"]
+    for n, idx in enumerate(keys):
+        values = rng.standard_normal((len(idx), 3))
+        t[idx] = ak.asarray(values, device="cpu")
+        expected[idx] = values
+        mask = rng.random(7) < n / 8
+        t[ak.asarray(mask, device="cpu"), :] = ak.asarray(np.full(3, float(n)), device="cpu")
+        expected[mask, :] = n
+    assert launch.cache_info()["misses"] - before == 2  # one kernel per key form
+    for idx in keys:
+        t[idx, 1:] = 0.5  # not a full slice after the index: not padded, NumPy's values still
+        expected[idx, 1:] = 0.5
+    np.testing.assert_array_equal(np.asarray(t), expected)

@@ -7,7 +7,9 @@ milliseconds on the CPU, against microseconds to run). For a small CPU tensor th
 values are in host memory already: NumPy gathers and joins them with no compilation,
 and the result is the same (these operations only move elements; a cast to the result
 dtype converts as the kernel does). Writes (``x[idx] = v``) keep the write kernels,
-which update the storage in place (its address stays, as PyTorch's does).
+which update the storage in place (its address stays, as PyTorch's does); their index
+arrays and values are padded on the host to a power-of-two length
+(:func:`padded_write`), so one write kernel serves every length up to it.
 
 The host path is taken where it gives exactly the kernel's result: concrete CPU
 tensors of NumPy's own dtypes (not bfloat16), at most :data:`HOST_ELEMENTS` elements
@@ -73,3 +75,46 @@ def concat(arrays, axis, np_dtype):
         return np.concatenate([v.astype(np_dtype, copy=False) for v in values], axis=axis)
 
     return computed(join, *arrays)
+
+
+WRITE_BUCKET_MIN = 8
+"""Shortest padded length of an index write (:func:`padded_write`)."""
+
+
+def padded_write(x, plan, value):
+    """``(index arrays, value)`` for ``x[key] = value`` padded to a power-of-two length,
+    or None where padding does not apply. ``plan`` is the key's eager plan (NumPy index
+    arrays, checked); ``value`` a tensor or 0-d value already in ``x``'s dtype.
+
+    It applies when the key is one or more 1-D index arrays of one length ``n`` (an
+    integer array, a boolean mask's ``nonzero``) followed only by full slices, and
+    the host path applies to ``x`` and to a tensor ``value``. The index arrays are
+    padded with the axis length (an index past the end, which the write kernel's
+    ``drop`` mode ignores) and a value of more than one element is broadcast to the
+    result and padded with zeros: the same write, one kernel for lengths up to the
+    next power of two.
+    """
+    structure = plan.structure
+    arrays = len(plan.operands)
+    if not arrays or any(item[0] != "array" for item in structure[:arrays]) or any(
+            item != ("slice", None, None, None) and item[0] != "ellipsis" for item in structure[arrays:]):
+        return None
+    n = plan.operands[0].shape
+    if len(n) != 1 or any(a.shape != n for a in plan.operands):
+        return None
+    n = n[0]
+    size = max(WRITE_BUCKET_MIN, 1 << max(n - 1, 0).bit_length())
+    indices = []
+    for a, length in zip(plan.operands, x.shape):
+        padded = np.full(size, length, np.int64)
+        padded[:n] = np.where(a < 0, a + length, a)
+        indices.append(padded)
+    if getattr(value, "size", 1) == 1:
+        return indices, value.reshape(()) if hasattr(value, "reshape") else value
+    if not applies(value):
+        return None
+    with value._storage.lock:
+        values = np.broadcast_to(value._storage.host_array(value._layout), plan.result_shape)
+        padded = np.zeros((size,) + plan.result_shape[1:], values.dtype)
+        padded[:n] = values
+    return indices, from_numpy(padded, x.device)
