@@ -84,20 +84,21 @@ WRITE_BUCKET_MIN = 8
 def padded_write(x, plan, value):
     """``(index arrays, value)`` for ``x[key] = value`` padded to a power-of-two length,
     or None where padding does not apply. ``plan`` is the key's eager plan (NumPy index
-    arrays, checked); ``value`` a tensor or 0-d value already in ``x``'s dtype.
+    arrays, checked); ``value`` a tensor or 0-d value (the write kernel casts it to
+    ``x``'s dtype).
 
     It applies when the key is one or more 1-D index arrays of one length ``n`` (an
-    integer array, a boolean mask's ``nonzero``) followed only by full slices, and
-    the host path applies to ``x`` and to a tensor ``value``. The index arrays are
-    padded with the axis length (an index past the end, which the write kernel's
-    ``drop`` mode ignores) and a value of more than one element is broadcast to the
-    result and padded with zeros: the same write, one kernel for lengths up to the
-    next power of two.
+    integer array, a boolean mask's ``nonzero``) followed only by full slices or an
+    Ellipsis. The index arrays are padded with the axis length (an index past the
+    end, which the write kernel's ``drop`` mode ignores). A one-element value is
+    written as a 0-d one; a longer value is read on the host (the host path must
+    apply to it), broadcast to the result and padded with zeros. The write is the
+    same, with one kernel for all lengths up to the next power of two.
     """
     structure = plan.structure
     arrays = len(plan.operands)
-    if not arrays or any(item[0] != "array" for item in structure[:arrays]) or any(
-            item != ("slice", None, None, None) and item[0] != "ellipsis" for item in structure[arrays:]):
+    if not arrays or any(item[0] != "array" for item in structure[:arrays]) or not all(
+            map(_whole_axis, structure[arrays:])):
         return None
     n = plan.operands[0].shape
     if len(n) != 1 or any(a.shape != n for a in plan.operands):
@@ -118,3 +119,9 @@ def padded_write(x, plan, value):
         padded = np.zeros((size,) + plan.result_shape[1:], values.dtype)
         padded[:n] = values
     return indices, from_numpy(padded, x.device)
+
+
+def _whole_axis(item):
+    """Whether a key's structure entry keeps whole axes: an Ellipsis, ``:``, ``0:``, ``::1``."""
+    return item[0] == "ellipsis" or (
+        item[0] == "slice" and item[1] in (None, 0) and item[2] is None and item[3] in (None, 1))
