@@ -41,3 +41,22 @@ def test_eval_jaxpr_runs_a_traced_program_on_new_inputs(n_consts):
     # the traced inputs are (x, *c); bind c through the jaxpr's invars instead of consts
     out = jax_compat.eval_jaxpr(jaxpr, closed.consts, x, *consts)
     np.testing.assert_allclose(np.asarray(out[0]), np.sin(x) + sum(consts, 0.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "uint64", "complex128", "float32", "float16",
+                                   "bfloat16", "int8", "bool"])
+def test_put_on_device_gives_device_puts_array(dtype, x64):
+    """The fast transfer makes what ``jax.device_put`` makes: dtype (64-bit values
+    converted where JAX's configuration converts them), shape, sharding, committed,
+    weak type and values."""
+    import ml_dtypes
+
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    values = (np.arange(6) % 3).astype(np_dtype).reshape(2, 3)
+    device = jax.devices("cpu")[0]
+    with jax.enable_x64(x64):
+        ours, theirs = jax_compat.put_on_device(values.copy(), device), jax.device_put(values.copy(), device)
+    assert (ours.dtype, ours.shape, ours.sharding, ours.committed, ours.weak_type) == (
+        theirs.dtype, theirs.shape, theirs.sharding, theirs.committed, theirs.weak_type)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

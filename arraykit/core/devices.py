@@ -21,6 +21,7 @@ import numpy as np
 
 from . import layout as L
 from . import x64
+from .jax_compat import put_on_device
 
 put = x64.scoped(jax.device_put)
 put.__doc__ = (
@@ -310,14 +311,14 @@ def host_to_device(arr, device, copy=True):
         buf = jax.device_put(arr.copy() if copy else arr, device.sharding)
         return buf if copy else (buf, False)
     if copy and device.platform != "cpu":
-        return jax.device_put(arr.copy(), jax_target(device))
+        return put_on_device(arr.copy(), jax_target(device))
     cpu = device.platform == "cpu" and arr.size > 0
     if copy and cpu:
         # a host copy nothing else holds: JAX aliases it (64-byte aligned) or copies
         # from it in the background, and a change the caller makes to ``arr`` right
         # after cannot reach the tensor, without waiting for the transfer
-        return jax.device_put(arr.copy(), jax_target(device))
-    buf = jax.device_put(arr, jax_target(device))
+        return put_on_device(arr.copy(), jax_target(device))
+    buf = put_on_device(arr, jax_target(device))
     if not cpu or isinstance(buf, jax.core.Tracer):
         return buf if copy else (buf, False)
     return buf, _aliases(buf, arr)

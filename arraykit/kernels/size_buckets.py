@@ -40,6 +40,7 @@ import jax
 import numpy as np
 
 from ..core.devices import jax_target, one_cpu
+from ..core.jax_compat import put_on_device
 from . import bodies, compilation_cache
 
 EXACT_AFTER = 32
@@ -119,7 +120,7 @@ def run(fn, static, multiple, values, shape, device, options):
         program = _build(key, fn, static, multiple, size, device, options, args)
     target = jax_target(device)
     # each result's first n elements, copied on the host: a private array JAX may alias
-    return [jax.device_put(np.asarray(out)[:n].reshape(shape).copy(), target)
+    return [put_on_device(np.asarray(out)[:n].reshape(shape).copy(), target)
             for out in program(*args)]
 
 
@@ -137,7 +138,7 @@ def run_reduction(fn, keepdims, value, device, options):
         program = _build(key, fn, ((0,), False), False, (), device, options, [flat])
     (out,) = program(flat)
     shape = (1,) * value.ndim if keepdims else ()
-    return jax.device_put(np.asarray(out).reshape(shape).copy(), jax_target(device))
+    return put_on_device(np.asarray(out).reshape(shape).copy(), jax_target(device))
 
 
 def _build(key, fn, static, multiple, size, device, options, args):
