@@ -60,3 +60,23 @@ def test_put_on_device_gives_device_puts_array(dtype, x64):
     assert (ours.dtype, ours.shape, ours.sharding, ours.committed, ours.weak_type) == (
         theirs.dtype, theirs.shape, theirs.sharding, theirs.committed, theirs.weak_type)
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_put_on_device_inside_traces_under_guards_and_for_other_dtypes():
+    """Inside a JAX trace a tensor made from host values is the trace's own (written in
+    place without the leak error); a transfer guard sees an explicit transfer; a
+    big-endian array gets ``jax.device_put``'s TypeError, not wrong values."""
+    import arraykit as ak
+
+    host = np.arange(4, dtype=np.float32)
+
+    def body(x):
+        t = ak.asarray(host)
+        t += x
+        return t
+
+    np.testing.assert_array_equal(np.asarray(jax.jit(body)(ak.ones(4, device="cpu"))), host + 1)
+    with jax.transfer_guard_host_to_device("disallow"):
+        np.testing.assert_array_equal(np.asarray(ak.asarray(host, device="cpu")), host)
+    with pytest.raises(TypeError, match=">f4"):
+        jax_compat.put_on_device(np.arange(3, dtype=">f4"), jax.devices("cpu")[0])
