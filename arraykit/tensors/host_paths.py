@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import storage as S
 from ..core.devices import one_cpu
-from ..kernels.launch import Locks
+from ..kernels.launch import Locks, is_tensor
 from . import indexing_keys as K
 from .operands import from_numpy
 
@@ -110,8 +110,8 @@ def padded_write(x, plan, value):
         padded = np.full(size, length, np.int64)
         padded[:n] = np.where(a < 0, a + length, a)
         indices.append(padded)
-    if getattr(value, "size", 1) == 1:
-        return indices, value.reshape(()) if hasattr(value, "reshape") else value
+    if getattr(value, "size", 1) == 1:  # a tensor of one element, or a 0-d scalar already
+        return indices, value.reshape(()) if is_tensor(value) else value
     if not applies(value):
         return None
     with value._storage.lock:
