@@ -9,6 +9,7 @@ never clamped, for reads and writes, ints and arrays, negative ones too.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -235,29 +236,108 @@ def test_out_of_range_examples():
     np.testing.assert_array_equal(x.numpy(), np.arange(10))
 
 
-def test_index_writes_of_any_length_share_one_kernel_and_match_numpy():
-    """Small CPU index writes are padded to a power-of-two length (indices past the end
-    dropped): lengths 0 to 8 compile one write kernel per key form, values exactly NumPy's."""
+_HOST_WRITE_KEYS = [
+    (np.array([0, 3, -1]),),
+    ([2, 2, 0],),  # a repeated index: the last write wins, as in NumPy
+    (np.array([True, False, True, False, True, True, False]),),
+    (np.array([1, 4]), slice(None)),
+    (slice(1, None, 2), np.array([0, 2])),
+    (Ellipsis, np.array([2, 0])),
+    (np.array([[0, 1], [5, 6]]), np.array([[0, 2], [1, 1]])),
+    (None, np.array([3]), 1),
+    (np.zeros(7, bool),),
+]
+
+
+@pytest.mark.parametrize("key", _HOST_WRITE_KEYS, ids=range(len(_HOST_WRITE_KEYS)))
+@pytest.mark.parametrize("value_kind", ["scalar", "tensor", "numpy", "same storage"])
+def test_small_cpu_index_writes_compile_no_kernel_and_match_numpy(key, value_kind):
+    """An index write into a small CPU tensor is stored by NumPy on the host: NumPy's
+    values (a broadcast value, repeats, an overlapping source), no kernel compiled."""
     from arraykit.kernels import launch
 
     rng = np.random.default_rng(0)
     base = rng.standard_normal((7, 3))
-    t = ak.asarray(base, device="cpu")
     expected = base.copy()
-    keys = []
-    for n in range(9):
-        idx = rng.integers(-7, 7, n)
-        keys.append(idx[np.unique(np.where(idx < 0, idx + 7, idx), return_index=True)[1]])
+    selected = expected[key].shape
+    source = rng.standard_normal(selected[-1:]) if selected else rng.standard_normal(())
+    t = ak.asarray(base, device="cpu")
+    alias = t[1:]  # a view: sees the write
+    value = {"scalar": 2.5, "tensor": ak.asarray(source, device="cpu"), "numpy": source,
+             "same storage": t[6, :selected[-1]] if selected else t[6, 0]}[value_kind]
+    expected[key] = base[6, :selected[-1]] if value_kind == "same storage" and selected else (
+        base[6, 0] if value_kind == "same storage" else (2.5 if value_kind == "scalar" else source))
+    version = t.untyped_storage().version
     launch.cache_clear()  # no kernel built by an earlier test counts
-    for n, idx in enumerate(keys):
-        values = rng.standard_normal((len(idx), 3))
-        t[idx] = ak.asarray(values, device="cpu")
-        expected[idx] = values
-        mask = rng.random(7) < n / 8
-        t[ak.asarray(mask, device="cpu"), 0:] = ak.asarray(np.full(3, float(n)), device="cpu")
-        expected[mask, 0:] = n
-    assert launch.cache_info()["misses"] == 2  # one kernel per key form
-    for idx in keys:
-        t[idx, 1:] = 0.5  # not a full slice after the index: not padded, NumPy's values still
-        expected[idx, 1:] = 0.5
-    np.testing.assert_array_equal(np.asarray(t), expected)
+    t[key] = value
+    assert launch.cache_info()["misses"] == 0
+    assert t.untyped_storage().version == version + 1
+    np.testing.assert_array_equal(t.numpy(), expected)
+    np.testing.assert_array_equal(alias.numpy(), expected[1:])
+
+
+_WRITE_DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32",
+                 "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("source", _WRITE_DTYPES)
+@pytest.mark.parametrize("target", _WRITE_DTYPES)
+def test_host_index_writes_convert_as_the_write_kernels(source, target, monkeypatch):
+    """Where the host path converts the value's dtype, NumPy's conversion gives the write
+    kernel's bits (values at the edges of each dtype included); elsewhere the kernel runs."""
+    from arraykit.tensors import host_paths
+
+    values = np.array([0, 1, -1, 3.5, -2.5, 1e-8, 6e-5, 65504.5, 1e40, -1e300, 2**31 + 0.5,
+                       2**63, -(2**63), 255.5, np.inf, -np.inf, np.nan], np.float64)
+    with np.errstate(all="ignore"):
+        if np.dtype(source).kind == "c":
+            values = values + 1j * values[::-1]
+        values = values.astype(source) if np.dtype(source).kind in "fcb" else (
+            np.nan_to_num(values.real, posinf=0, neginf=0).astype(np.int64).astype(source))
+    idx = np.arange(len(values))[::-1]
+
+    def written(host):
+        if not host:
+            monkeypatch.setattr(host_paths, "stores", lambda x, value: False)
+        t = ak.zeros(len(values), dtype=getattr(ak, target), device="cpu")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # complex into real: the kernels' warning
+            t[idx] = ak.asarray(values, device="cpu")
+        monkeypatch.undo()
+        return t.numpy()
+
+    host, kernel = written(True), written(False)
+    assert host.dtype == kernel.dtype
+    np.testing.assert_array_equal(host.view(np.uint8), kernel.view(np.uint8))
+
+
+def test_host_index_writes_keep_exports_and_numpy_memory_semantics():
+    """A DLPack export keeps its snapshot; NumPy memory (``numpy()``) is written in place,
+    at its address; a large storage, autograd and read-only memory keep the kernel path."""
+    from arraykit.tensors import host_paths
+
+    t = ak.arange(6.0, device="cpu")
+    snapshot = np.from_dlpack(t)
+    t[[1, 2]] = -1.0
+    np.testing.assert_array_equal(snapshot, np.arange(6.0))
+    np.testing.assert_array_equal(t.numpy(), [0, -1, -1, 3, 4, 5])
+    shared = t.numpy()  # t now lives in NumPy memory
+    address = t.data_ptr()
+    t[np.array([True, False, False, False, False, True])] = 9.0
+    assert t.data_ptr() == address
+    np.testing.assert_array_equal(shared, [9, -1, -1, 3, 4, 9])
+    big = ak.zeros(host_paths.HOST_ELEMENTS + 1, device="cpu")
+    big[0] = 1.0  # warm the kernels
+    address = big.data_ptr()
+    big[[3, 5]] = 2.0  # a large storage: the write kernel updates it in place
+    assert big.data_ptr() == address and big[5].item() == 2.0
+    w = ak.ones(4, device="cpu", requires_grad=True)
+    out = ak.zeros(4, device="cpu")
+    out[[0, 2]] = w[[1, 3]] * 3
+    out.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [0, 3, 0, 3])
+    frozen = np.arange(4.0)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        ak.from_numpy(frozen)[[0]] = 1.0
+    np.testing.assert_array_equal(frozen, np.arange(4.0))

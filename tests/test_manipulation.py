@@ -474,8 +474,9 @@ def test_copies_run_one_kernel_each():
         call()
         after = ak.cache_info()
         kernels = after["hits"] + after["misses"] - before["hits"] - before["misses"]
-        # a concat of small CPU tensors runs no kernel: NumPy joins them (tensors/host_paths.py)
-        assert kernels == 1 or (kernels == 0 and call is calls[0] and x.device.platform == "cpu")
+        # a concat or stack of small CPU tensors runs no kernel: NumPy joins them
+        # (tensors/host_paths.py)
+        assert kernels == 1 or (kernels == 0 and call in calls[:2] and x.device.platform == "cpu")
 
 
 def test_inside_jax_jit():

@@ -14,12 +14,14 @@ import numpy as np
 from ..core import dtypes as D
 from ..core.devices import as_device
 from ..core.dtypes import isdtype
+from ..kernels.bodies import elementwise
 from ..kernels.launch import apply
 from ..tensors.tensor_type import Tensor
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
+@elementwise  # small CPU casts of new shapes share size-bucket programs
 def _cast(x, np_dtype):
     return x.astype(np_dtype)
 

@@ -311,7 +311,7 @@ def concat(arrays=None, /, dim=None, *, axis=0, out=None, tensors=None):
                         f"concat: shapes must match except along axis {axis}; got shapes "
                         f"{shapes}, which differ in dimension {d}"
                     )
-    if host_paths.applies(*arrays):  # small CPU tensors: no kernel to compile per shape
+    if host_paths.joins(arrays, dtype.np):  # small CPU tensors: no kernel to compile per shape
         return host_paths.concat(arrays, axis, dtype.np)
     return apply(_concat, arrays, (axis, dtype.np))
 
@@ -335,6 +335,8 @@ def stack(arrays=None, /, dim=None, *, axis=0, out=None, tensors=None):
                 f"{[b.shape for b in arrays]}"
             )
     axis = L.normalize_dim(axis, len(shape) + 1, "axis")
+    if host_paths.joins(arrays, dtype.np):  # small CPU tensors: no kernel to compile per shape
+        return host_paths.stack(arrays, axis, dtype.np)
     return apply(_stack, arrays, (axis, dtype.np))
 
 

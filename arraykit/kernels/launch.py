@@ -603,10 +603,8 @@ def _run_bucketed(fn, static, multiple, operands, layouts, bufs, shape, device):
     """Results of ``fn`` through its size-bucket program (see :mod:`.size_buckets`),
     the operands read on the host under their storages' locks."""
     with Locks([x._storage for x, lay in zip(operands, layouts) if lay is not None]):
-        values = [
-            (x._storage.host_array(lay), True) if lay is not None else (np.asarray(b), False)
-            for x, lay, b in zip(operands, layouts, bufs)
-        ]
+        values = [x._storage.host_array(lay) if lay is not None else np.asarray(b)
+                  for x, lay, b in zip(operands, layouts, bufs)]
         outs = size_buckets.run(fn, _static_values(static), multiple, values, shape, device,
                                 fast_compile_options())
     layout = L.contiguous(shape)

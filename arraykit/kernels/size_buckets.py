@@ -7,8 +7,9 @@ ragged rows) pays it for every shape and every operation. An element-wise body d
 not depend on the shape, so the launcher serves the first ``EXACT_AFTER`` calls of a
 new small kernel (its operands' shapes and strides, at any offsets) through one
 program per (body, static arguments, dtypes, bucket):
-the operands are broadcast and copied on the host into flat buffers padded to the
-bucket's size (the next power of two, at least ``SMALLEST``), the program runs over
+the operands (scalar ones too) are broadcast and copied on the host into flat
+buffers padded to the bucket's size (``SMALLEST`` times a power of ``GROWTH``: few
+programs, each run over at most ``GROWTH`` times the elements), the program runs over
 them, and the first ``n`` elements of each result are copied into a buffer of the
 exact shape. From the next call on, the launcher compiles exact kernels as it
 always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
@@ -45,6 +46,7 @@ from . import bodies, compilation_cache
 
 EXACT_AFTER = 32
 SMALLEST = 16
+GROWTH = 8
 
 _PROGRAMS = {}
 REDUCTIONS = {}  # body -> the padding element (see full_reduction)
@@ -95,25 +97,34 @@ def wants(key):
     return True
 
 
+def program_size(n):
+    """The size of the bucket program that serves ``n`` elements: ``SMALLEST`` times
+    the smallest power of ``GROWTH`` that holds them (few programs per body and dtypes;
+    at most ``GROWTH`` times the elements, which costs microseconds at these sizes)."""
+    size = SMALLEST
+    while size < n:
+        size *= GROWTH
+    return size
+
+
 def run(fn, static, multiple, values, shape, device, options):
     """``fn(*values, *static)`` for a result of ``shape`` through its bucket program.
 
-    ``values`` are NumPy arrays: a tensor operand's elements (broadcastable to
-    ``shape``) as ``(array, True)``, a 0-d operand passed as it is as ``(array,
-    False)``. Returns the exact-size JAX buffers of the results on the CPU ``device``
-    (a list of one unless ``multiple``).
+    ``values`` are NumPy arrays broadcastable to ``shape`` (a tensor operand's
+    elements, or a 0-d scalar operand): each is broadcast into a flat buffer of the
+    program's size, so one program serves every mix of scalar and array operands.
+    Returns the exact-size JAX buffers of the results on the CPU ``device`` (a list
+    of one unless ``multiple``).
     """
     n = math.prod(shape)
-    size = max(bucket(n), SMALLEST)
+    size = program_size(n)
     key = [fn, tuple(static), multiple, size, device]
     args = []
-    for value, spread in values:
-        if spread:
-            flat = np.zeros(size, value.dtype)
-            flat[:n].reshape(shape)[...] = value
-            value = flat
-        key.append((value.dtype, spread))
-        args.append(value)
+    for value in values:
+        flat = np.zeros(size, value.dtype)
+        flat[:n].reshape(shape)[...] = value
+        key.append(value.dtype)
+        args.append(flat)
     key = tuple(key)
     program = _PROGRAMS.get(key)
     if program is None:
@@ -129,7 +140,7 @@ def run_reduction(fn, keepdims, value, device, options):
     size (``value``: the operand's elements as a NumPy array). Returns the result's
     exact-shape JAX buffer on the CPU ``device``."""
     n = value.size
-    size = max(bucket(n), SMALLEST)
+    size = program_size(n)
     flat = np.full(size, REDUCTIONS[fn], value.dtype)
     flat[:n] = value.reshape(-1)
     key = (fn, "reduction", size, device, value.dtype)

@@ -1,20 +1,25 @@
 """Data movement of small CPU tensors done by NumPy on the host, with no kernel.
 
-Advanced indexing (``x[mask]``, ``x[idx]``) and ``concat`` have result shapes that
-change from call to call in the loops of SciPy's iterative methods (the elements still
-active shrink each step), and a kernel compiles for every new shape (tens of
-milliseconds on the CPU, against microseconds to run). For a small CPU tensor the
-values are in host memory already: NumPy gathers and joins them with no compilation,
-and the result is the same (these operations only move elements; a cast to the result
-dtype converts as the kernel does). Writes (``x[idx] = v``) keep the write kernels,
-which update the storage in place (its address stays, as PyTorch's does); their index
-arrays and values are padded on the host to a power-of-two length
-(:func:`padded_write`), so one write kernel serves every length up to it.
+Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat`` and ``stack`` have
+shapes that change from call to call in the loops of SciPy's iterative methods (the
+elements still active shrink each step), and a kernel compiles for every new shape
+and layout (tens of milliseconds on the CPU, against microseconds to run). For a
+small CPU tensor the values are in host memory already: NumPy gathers, joins and
+stores them with no compilation, and the result is the same (these operations only
+move elements; a conversion to the result dtype is taken here only where NumPy's
+equals the kernels').
+
+An index write (:func:`store`) copies the storage's buffer, writes the copy and makes
+it the storage's new buffer: every alias sees the write, an export keeps its
+snapshot, and the storage's address changes, as after any write that cannot donate
+its buffer (a storage over NumPy memory is written in place instead). Basic writes
+(``x[1:3] = v``, ``fill_``) keep their kernels, which update the buffer in place.
 
 The host path is taken where it gives exactly the kernel's result: concrete CPU
 tensors of NumPy's own dtypes (not bfloat16), at most :data:`HOST_ELEMENTS` elements
-each, no autograd (no history, no ``requires_grad``), no ``arraykit.jit`` trace.
-Everything else (GPU tensors, large, tracked or traced tensors) runs the kernels.
+each (a written storage as a whole), no autograd (no history, no ``requires_grad``),
+no ``arraykit.jit`` or JAX trace. Everything else (GPU tensors, large, tracked or
+traced tensors) runs the kernels.
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from ..core import layout as L
 from ..core import storage as S
-from ..core.devices import one_cpu
+from ..core import x64
+from ..core.devices import jax_target, one_cpu
+from ..core.jax_compat import put_on_device, trace_state_clean
 from ..kernels.launch import Locks, is_tensor
 from . import indexing_keys as K
 from .operands import from_numpy
@@ -62,8 +70,13 @@ def computed(fn, *tensors):
 def getitem(x, plan):
     """``x[key]`` for the advanced key whose eager :class:`~.indexing_keys.Plan`
     (NumPy index arrays, checked) is ``plan``: a new tensor on ``x``'s device."""
-    key = K.jax_key(plan.structure, plan.operands)
-    return computed(lambda values: K.with_bool_axes(np, values, plan.structure)[key], x)
+    return computed(selection(plan), x)
+
+
+def joins(arrays, np_dtype):
+    """Whether :func:`concat` and :func:`stack` give the kernels' result for ``arrays``
+    joined in ``np_dtype``: :func:`applies`, and NumPy converts each to it as XLA does."""
+    return applies(*arrays) and all(_converts_alike(a._dtype.np, np_dtype) for a in arrays)
 
 
 def concat(arrays, axis, np_dtype):
@@ -77,51 +90,76 @@ def concat(arrays, axis, np_dtype):
     return computed(join, *arrays)
 
 
-WRITE_BUCKET_MIN = 8
-"""Shortest padded length of an index write (:func:`padded_write`)."""
+def stack(arrays, axis, np_dtype):
+    """``stack(arrays, axis=axis)`` in ``np_dtype``."""
+    return computed(lambda *values: np.stack([v.astype(np_dtype, copy=False) for v in values],
+                                             axis=axis), *arrays)
 
 
-def padded_write(x, plan, value):
-    """``(index arrays, value)`` for ``x[key] = value`` padded to a power-of-two length,
-    or None where padding does not apply. ``plan`` is the key's eager plan (NumPy index
-    arrays, checked); ``value`` a tensor or 0-d value (the write kernel casts it to
-    ``x``'s dtype).
+def stores(x, value):
+    """Whether :func:`store` may write ``value`` (a tensor, or a 0-d value as
+    ``writable_value`` gives it) into ``x``: both pass :func:`applies`, no JAX trace
+    is in progress, ``x``'s whole storage is small, its memory writable, no two of
+    its elements share a location, and NumPy converts ``value``'s dtype
+    to ``x``'s as the write kernels do (:func:`_converts_alike`)."""
+    if not applies(x) or not trace_state_clean() or L.overlaps_self(x._layout):
+        return False  # (the kernel path raises for a self-overlapping target)
+    buf = x._storage._buffer
+    if buf.size > HOST_ELEMENTS:  # copied whole: a small view of a large storage keeps the kernels
+        return False
+    if type(buf) is np.ndarray and not buf.flags.writeable:  # the kernel path raises for it
+        return False
+    if is_tensor(value):
+        if not applies(value):
+            return False
+        return _converts_alike(value._dtype.np, x._dtype.np)
+    return not isinstance(value, jax.core.Tracer) and _converts_alike(value.dtype, x._dtype.np)
 
-    It applies when the key is one or more 1-D index arrays of one length ``n`` (an
-    integer array, a boolean mask's ``nonzero``) followed only by full slices or an
-    Ellipsis. The index arrays are padded with the axis length (an index past the
-    end, which the write kernel's ``drop`` mode ignores). A one-element value is
-    written as a 0-d one; a longer value is read on the host (the host path must
-    apply to it), broadcast to the result and padded with zeros. The write is the
-    same, with one kernel for all lengths up to the next power of two.
+
+@x64.scoped
+def store(x, select, value):
+    """Write ``value`` (broadcastable to the selection, checked by the caller) into the
+    elements of ``x`` that ``select`` picks, on the host: ``select`` maps an array of
+    ``x``'s shape (its elements' storage positions) to the positions written, in the
+    shape ``value`` is broadcast to. Returns ``x``.
+
+    The values come from the storage as it is before the write (a source that
+    overlaps the target reads the old values, as in NumPy). A JAX buffer is copied,
+    written and put back as the storage's new buffer (O(storage), at most
+    :data:`HOST_ELEMENTS` elements; the address changes, as after a write that cannot
+    donate); NumPy memory is written in place. Either way one new version.
     """
-    structure = plan.structure
-    arrays = len(plan.operands)
-    if not arrays or any(item[0] != "array" for item in structure[:arrays]) or not all(
-            map(_whole_axis, structure[arrays:])):
-        return None
-    n = plan.operands[0].shape
-    if len(n) != 1 or any(a.shape != n for a in plan.operands):
-        return None
-    n = n[0]
-    size = max(WRITE_BUCKET_MIN, 1 << max(n - 1, 0).bit_length())
-    indices = []
-    for a, length in zip(plan.operands, x.shape):
-        padded = np.full(size, length, np.int64)
-        padded[:n] = np.where(a < 0, a + length, a)
-        indices.append(padded)
-    if getattr(value, "size", 1) == 1:  # a tensor of one element, or a 0-d scalar already
-        return indices, value.reshape(()) if is_tensor(value) else value
-    if not applies(value):
-        return None
-    with value._storage.lock:
-        values = np.broadcast_to(value._storage.host_array(value._layout), plan.result_shape)
-        padded = np.zeros((size,) + plan.result_shape[1:], values.dtype)
-        padded[:n] = values
-    return indices, from_numpy(padded, x.device)
+    st = x._storage
+    storages = [st]
+    if is_tensor(value) and value._storage is not st:
+        storages.append(value._storage)
+    with Locks(storages):
+        flat = st.host_view()
+        positions = select(L.storage_indices(x._layout))
+        values = value._storage.host_array(value._layout) if is_tensor(value) else np.asarray(value)
+        if type(st._buffer) is np.ndarray:  # NumPy memory: in place (NumPy copies an overlap)
+            flat[positions] = values
+            st.version += 1
+        else:
+            new = flat.copy()
+            new[positions] = values
+            st.overwrite(put_on_device(new.reshape(st._buffer.shape), jax_target(st.device)))
+    return x
 
 
-def _whole_axis(item):
-    """Whether a key's structure entry keeps whole axes: an Ellipsis, ``:``, ``0:``, ``::1``."""
-    return item[0] == "ellipsis" or (
-        item[0] == "slice" and item[1] in (None, 0) and item[2] is None and item[3] in (None, 1))
+def selection(plan):
+    """The ``select`` of :func:`store` for an advanced key's eager plan."""
+    key = K.jax_key(plan.structure, plan.operands)
+    return lambda positions: K.with_bool_axes(np, positions, plan.structure)[key]
+
+
+def _converts_alike(source, target):
+    """Whether NumPy's conversion of ``source`` values to ``target`` gives the write
+    kernels' (XLA's) result for every value: the same dtype, a widening, or a
+    narrowing within floats, complex numbers or integers (rounded to nearest, or
+    wrapped, by both). Floats into integers differ (NumPy's out-of-range and NaN
+    results are undefined, XLA's saturate), so they keep the kernels."""
+    if source == target or np.can_cast(source, target, "safe"):
+        return True
+    kinds = (source.kind, target.kind)
+    return kinds in (("f", "f"), ("c", "c")) or (source.kind in "iu" and target.kind in "iu")

@@ -608,6 +608,11 @@ class Tensor:
             target._write(value)
             return
         value = writable_value(value, self)
+        if host_paths.stores(self, value) and not _has_traced(key):  # no kernel per layout
+            p = K.plan(self.shape, key)
+            L.broadcast_to(L.contiguous(value.shape), p.result_shape)
+            host_paths.store(self, host_paths.selection(p), value)
+            return
         mask = _single_mask(key)
         if mask is not None and value.size == 1 and mask.ndim <= self.ndim:
             if mask.shape != self.shape[: mask.ndim]:
@@ -618,20 +623,9 @@ class Tensor:
             value = value.reshape(())
             apply_inplace(K.mask_where, self, (mask, value))
             return
-        if host_paths.applies(self) and not _has_traced(key):
-            p = K.plan(self.shape, key)
+        p = self._plan(key)
+        if p.result_shape is not None:
             L.broadcast_to(L.contiguous(value.shape), p.result_shape)
-            padded = host_paths.padded_write(self, p, value)
-            if padded is not None:  # one kernel per power-of-two length, indices past the end dropped
-                indices, value = padded
-                operands = tuple(_index_tensor(a, self.device) for a in indices)
-                apply_inplace(K.scatter, self, operands + (value,), (p.structure, False))
-                return
-            p.operands = tuple(_index_tensor(a, self.device) for a in p.operands)
-        else:
-            p = self._plan(key)
-            if p.result_shape is not None:
-                L.broadcast_to(L.contiguous(value.shape), p.result_shape)
         apply_inplace(K.scatter, self, p.operands + (value,), (p.structure, p.result_shape is not None))
 
     def _write(self, value):
