@@ -236,7 +236,9 @@ def sign(x):
 
 def _float_divmod(a, b):
     """NumPy's floor division and remainder of real floats (``npy_divmod``)."""
-    safe_b = jnp.where(b == 0, 1, b)
+    # behind a barrier, a broadcast divisor is not turned into a multiplication by its
+    # reciprocal (two roundings; see divide)
+    safe_b = lax.optimization_barrier(jnp.where(b == 0, 1, b))
     mod = lax.rem(a, safe_b)
     div = (a - mod) / safe_b
     fix = (mod != 0) & ((b < 0) != (mod < 0))

@@ -8,8 +8,9 @@ not depend on the shape, so the launcher serves the first ``EXACT_AFTER`` calls 
 new small kernel (its operands' shapes and strides, at any offsets) through one
 program per (body, static arguments, dtypes, bucket):
 the operands (scalar ones too) are broadcast and copied on the host into flat
-buffers padded to the bucket's size (``SMALLEST`` times a power of ``GROWTH``: few
-programs, each run over at most ``GROWTH`` times the elements), the program runs over
+buffers padded to the bucket's size (``SMALLEST`` times a power of ``GROWTH``, at
+most ``LARGEST``: few programs, each run over at most ``GROWTH`` times the
+elements), the program runs over
 them, and the first ``n`` elements of each result are copied into a buffer of the
 exact shape. From the next call on, the launcher compiles exact kernels as it
 always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
@@ -47,6 +48,7 @@ from . import bodies, compilation_cache
 EXACT_AFTER = 32
 SMALLEST = 16
 GROWTH = 8
+LARGEST = 4096  # the launcher's small kernels: the last bucket is no larger
 
 _PROGRAMS = {}
 REDUCTIONS = {}  # body -> the padding element (see full_reduction)
@@ -99,12 +101,13 @@ def wants(key):
 
 def program_size(n):
     """The size of the bucket program that serves ``n`` elements: ``SMALLEST`` times
-    the smallest power of ``GROWTH`` that holds them (few programs per body and dtypes;
-    at most ``GROWTH`` times the elements, which costs microseconds at these sizes)."""
+    the smallest power of ``GROWTH`` that holds them, at most ``LARGEST`` (few programs
+    per body and dtypes; at most ``GROWTH`` times the elements, microseconds at these
+    sizes)."""
     size = SMALLEST
     while size < n:
         size *= GROWTH
-    return size
+    return min(size, max(LARGEST, bucket(n)))
 
 
 def run(fn, static, multiple, values, shape, device, options):

@@ -1,9 +1,9 @@
 """Data movement of small CPU tensors done by NumPy on the host, with no kernel.
 
-Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat`` and ``stack`` have
-shapes that change from call to call in the loops of SciPy's iterative methods (the
-elements still active shrink each step), and a kernel compiles for every new shape
-and layout (tens of milliseconds on the CPU, against microseconds to run). For a
+Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat`` and
+``stack`` have shapes that change from call to call in the loops of SciPy's iterative
+methods (the elements still active shrink each step), and a kernel compiles for every
+new shape and layout (tens of milliseconds on the CPU, against microseconds to run). For a
 small CPU tensor the values are in host memory already: NumPy gathers, joins and
 stores them with no compilation, and the result is the same (these operations only
 move elements; a conversion to the result dtype is taken here only where NumPy's
@@ -154,12 +154,14 @@ def selection(plan):
 
 
 def _converts_alike(source, target):
-    """Whether NumPy's conversion of ``source`` values to ``target`` gives the write
-    kernels' (XLA's) result for every value: the same dtype, a widening, or a
-    narrowing within floats, complex numbers or integers (rounded to nearest, or
-    wrapped, by both). Floats into integers differ (NumPy's out-of-range and NaN
-    results are undefined, XLA's saturate), so they keep the kernels."""
-    if source == target or np.can_cast(source, target, "safe"):
+    """Whether NumPy's conversion of ``source`` values to ``target`` gives the kernels'
+    (XLA's) result for every value: no conversion, or one from booleans or integers
+    that widens exactly or wraps integers (as both do). Conversions between floating
+    dtypes differ at the edges (XLA's CPU conversions flush subnormals to zero and
+    quiet NaN payloads; NumPy keeps both), and floats into integers differ out of
+    range, so those keep the kernels."""
+    if source == target:
         return True
-    kinds = (source.kind, target.kind)
-    return kinds in (("f", "f"), ("c", "c")) or (source.kind in "iu" and target.kind in "iu")
+    if source.kind not in "biu":
+        return False
+    return np.can_cast(source, target, "safe") or (source.kind in "iu" and target.kind in "iu")

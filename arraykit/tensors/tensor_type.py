@@ -608,18 +608,18 @@ class Tensor:
             target._write(value)
             return
         value = writable_value(value, self)
+        mask = _single_mask(key)
+        if mask is not None and mask.ndim <= self.ndim and mask.shape != self.shape[: mask.ndim]:
+            raise IndexError(
+                f"boolean index of shape {mask.shape} does not match the indexed "
+                f"tensor of shape {self.shape}"
+            )
         if host_paths.stores(self, value) and not _has_traced(key):  # no kernel per layout
             p = K.plan(self.shape, key)
             L.broadcast_to(L.contiguous(value.shape), p.result_shape)
             host_paths.store(self, host_paths.selection(p), value)
             return
-        mask = _single_mask(key)
         if mask is not None and value.size == 1 and mask.ndim <= self.ndim:
-            if mask.shape != self.shape[: mask.ndim]:
-                raise IndexError(
-                    f"boolean index of shape {mask.shape} does not match the indexed "
-                    f"tensor of shape {self.shape}"
-                )
             value = value.reshape(())
             apply_inplace(K.mask_where, self, (mask, value))
             return
