@@ -23,6 +23,7 @@ import torch
 
 import arraykit as ak
 from arraykit import nn, optim
+from arraykit.kernels import size_buckets
 from mlp_anchor import make_step, make_torch_step, mlp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
@@ -85,9 +86,9 @@ def torch_step(x, y):
 
 
 # Steps run before timing: past arraykit's size-bucket tier, whose small element-wise
-# kernels (biases, the loss) compile their exact programs at their 33rd call
-# (arraykit.kernels.size_buckets.EXACT_AFTER).
-WARM_STEPS = 40
+# kernels (biases, the loss) compile their exact programs after
+# arraykit.kernels.size_buckets.EXACT_AFTER calls.
+WARM_STEPS = size_buckets.EXACT_AFTER + 8
 
 
 def call_overhead(number=2000):

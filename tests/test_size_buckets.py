@@ -265,18 +265,22 @@ def test_a_body_marked_element_wise_by_mistake_is_refused(monkeypatch):
 
 def test_windows_at_new_offsets_count_toward_one_kernel_that_goes_dynamic():
     _fresh()
-    values = np.arange(128.0)
+    start = size_buckets.EXACT_AFTER
+    values = np.arange(start + 100.0)
     x = ak.asarray(values, device=CPU)
-    for i in range(size_buckets.EXACT_AFTER):  # a new offset each time: one bucket program
+    for i in range(start):  # a new offset each time: one bucket program
         np.testing.assert_array_equal((x[i:i + 3] * 2.0).numpy(), values[i:i + 3] * 2)
     assert ak.cache_info()["size"] == 0 and size_buckets.traces() == 1
-    for i in range(40, 41 + launch.DYNAMIC_AFTER):  # then exact kernels, offsets going dynamic
+    # then exact kernels, their offsets going dynamic
+    for i in range(start + 8, start + 9 + launch.DYNAMIC_AFTER):
         np.testing.assert_array_equal((x[i:i + 3] * 2.0).numpy(), values[i:i + 3] * 2)
     kernels = ak.cache_info()["size"]
     # (fewer when an earlier test made this geometry's offsets dynamic already)
     assert 1 <= kernels <= launch.DYNAMIC_AFTER + 1 and size_buckets.traces() == 1
-    for i in range(60, 90):  # the kernel with a run-time offset serves every new offset
+    # the kernel with a run-time offset serves every new offset
+    for i in range(start + 28, start + 58):
         np.testing.assert_array_equal((x[i:i + 3] * 2.0).numpy(), values[i:i + 3] * 2)
     assert ak.cache_info()["size"] == kernels and size_buckets.traces() == 1
-    np.testing.assert_array_equal((x[61:64] - 2.0).numpy(), values[61:64] - 2)  # another body
+    window = slice(start + 29, start + 32)
+    np.testing.assert_array_equal((x[window] - 2.0).numpy(), values[window] - 2)  # another body
     assert size_buckets.traces() == 2 and ak.cache_info()["size"] == kernels

@@ -45,7 +45,7 @@ from ..core.devices import jax_target, one_cpu
 from ..core.jax_compat import put_on_device
 from . import bodies, compilation_cache
 
-EXACT_AFTER = 32
+EXACT_AFTER = 256  # a compile costs about as much as a thousand calls' extra host copies
 SMALLEST = 16
 GROWTH = 8
 LARGEST = 4096  # the launcher's small kernels: the last bucket is no larger
