@@ -474,9 +474,10 @@ def test_copies_run_one_kernel_each():
         call()
         after = ak.cache_info()
         kernels = after["hits"] + after["misses"] - before["hits"] - before["misses"]
-        # a concat or stack of small CPU tensors runs no kernel: NumPy joins them
-        # (tensors/host_paths.py)
-        assert kernels == 1 or (kernels == 0 and call in calls[:2] and x.device.platform == "cpu")
+        # a concat, stack, tile or reshape copy of small CPU tensors runs no kernel: NumPy
+        # moves the elements (tensors/host_paths.py)
+        on_host = call in calls[:2] or call in calls[3:4] or call is calls[-1]
+        assert kernels == 1 or (kernels == 0 and on_host and x.device.platform == "cpu")
 
 
 def test_inside_jax_jit():

@@ -20,6 +20,7 @@ import numpy as np
 from ..core import layout as L
 from ..core.devices import addressable, check_same_device
 from ..kernels.launch import apply
+from ..tensors import host_paths
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
 from ..core import deferred_checks
@@ -105,8 +106,23 @@ def _out_of_bounds(lo, hi, size, axis, name):
     return IndexError(f"{name}(): index {bad} is out of bounds for axis {axis} with size {size}")
 
 
-def _gather(body, x, indices, axis, static, name):
-    """Run ``body`` checked (eager) or filling (traced) and raise on bad indices."""
+def _host_take(axis):
+    return lambda values, idx: np.take(values, idx, axis=axis)
+
+
+def _host_take_along(axis, shape):
+    def gathered(values, idx):
+        outside = shape[:axis] + values.shape[axis:axis + 1] + shape[axis + 1:]
+        values = np.broadcast_to(values, outside)
+        return np.take_along_axis(values, np.broadcast_to(idx, shape), axis=axis)
+
+    return gathered
+
+
+def _gather(body, x, indices, axis, static, name, host):
+    """Run ``body`` checked (eager) or filling (traced) and raise on bad indices;
+    small CPU tensors gather with ``host(values, index values)`` in NumPy instead
+    (:mod:`~arraykit.tensors.host_paths`: no kernel per shape)."""
     size = x._layout.shape[axis]
     empty = 0 in indices._layout.shape
     if size == 0 and not empty:
@@ -137,6 +153,8 @@ def _gather(body, x, indices, axis, static, name):
         _, _, lo, hi = _extremes(indices)
         if lo < -size or hi >= size:
             raise _out_of_bounds(lo, hi, size, axis, name)
+        if host_paths.applies(x, indices):
+            return host_paths.computed(host, x, indices)
         return apply(body, (x, indices), static)
     finally:
         if second is not first:
@@ -168,7 +186,7 @@ def take(x=None, indices=None, /, *, axis=None, input=None, index=None):  # noqa
         axis = L.normalize_dim(axis, ndim, "axis")
     if ndim == 0:
         x = x.reshape(1)
-    return _gather(_take, x, indices, axis, (), "take")
+    return _gather(_take, x, indices, axis, (), "take", _host_take(axis))
 
 
 def take_flat(x, index):
@@ -203,4 +221,5 @@ def take_along_axis(x, indices, /, *, axis=-1):
             f"do not broadcast outside axis {axis}"
         ) from None
     shape[axis] = indices.shape[axis]
-    return _gather(_take_along, x, indices, axis, (tuple(shape),), "take_along_axis")
+    return _gather(_take_along, x, indices, axis, (tuple(shape),), "take_along_axis",
+                   _host_take_along(axis, tuple(shape)))

@@ -1,8 +1,9 @@
 """Data movement of small CPU tensors done by NumPy on the host, with no kernel.
 
-Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat`` and
-``stack`` have shapes that change from call to call in the loops of SciPy's iterative
-methods (the elements still active shrink each step), and a kernel compiles for every
+Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat``, ``stack``
+and gathers (``take``, ``take_along_axis``; ``tile`` and reshapes that copy run here
+too, with :func:`computed`) have shapes that change from call to call in the loops of
+SciPy's iterative methods (the elements still active shrink each step), and a kernel compiles for every
 new shape and layout (tens of milliseconds on the CPU, against microseconds to run). For a
 small CPU tensor the values are in host memory already: NumPy gathers, joins and
 stores them with no compilation, and the result is the same (these operations only
