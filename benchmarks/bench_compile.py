@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import arraykit as ak
-from arraykit.kernels import launch
+from arraykit.kernels import launch, size_buckets
 
 
 def _ops(xp, x, y):
@@ -46,6 +46,8 @@ def _per_op_ms(xp, make, shapes):
         ops += _ops(xp, x, x)
     first = (time.perf_counter() - start) / ops * 1e3
     x = make(np.full(shapes[0], 1.5, dtype=np.float32))
+    for _ in range(size_buckets.EXACT_AFTER):  # past the size buckets: exact kernels
+        _ops(xp, x, x)
     ops = 0
     start = time.perf_counter()
     for _ in range(200):

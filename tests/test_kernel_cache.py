@@ -261,10 +261,11 @@ def test_a_kernel_called_with_another_storage_size_or_device_falls_back_to_jit()
 
 ANOTHER_DEVICE = """
 import numpy as np, jax, arraykit as ak
+from arraykit.kernels import size_buckets
 cpu0, cpu1 = jax.devices("cpu")
 a = ak.arange(6.0, device=cpu0)
 b = ak.arange(6.0, device=cpu1) * 3
-for _ in range(40):  # past the size buckets: an executable compiled for cpu0
+for _ in range(size_buckets.EXACT_AFTER + 1):  # past the size buckets: an executable for cpu0
     y = a * 2.0
 z = b * 2.0  # the same kernel key, arguments on cpu1
 assert z.device == cpu1 and z._storage._buffer.devices() == {cpu1}, z.device

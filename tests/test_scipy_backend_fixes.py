@@ -508,23 +508,45 @@ def test_small_cpu_advanced_indexing_and_concat_run_no_kernel():
 
 def test_small_cpu_gathers_tiles_and_reshape_copies_run_no_kernel():
     """take, take_along_axis (broadcast, negative indices), tile and a reshape that must
-    copy move elements in NumPy for small CPU tensors: NumPy's values, no kernel."""
+    copy move elements in NumPy for small CPU tensors: NumPy's values, no kernel (index
+    checks made at once: deferred checks gather with a kernel)."""
+    from arraykit.core import deferred_checks
+
     rng = np.random.default_rng(2)
     a = rng.standard_normal((3, 4, 5))
     idx = rng.integers(-5, 5, (1, 4, 2))
     x = ak.asarray(a, device="cpu")
     j = ak.asarray(idx, device="cpu")
-    before = _kernel_calls()
-    np.testing.assert_array_equal(ak.take_along_axis(x, j, axis=2).numpy(),
-                                  np.take_along_axis(a, np.broadcast_to(idx % 5, (3, 4, 2)), 2))
-    np.testing.assert_array_equal(ak.take(x, j[0, :, 0], axis=2).numpy(),
-                                  np.take(a, idx[0, :, 0], axis=2))
-    np.testing.assert_array_equal(ak.tile(x.mT, (2, 1, 3)).numpy(), np.tile(a.transpose(0, 2, 1),
-                                                                           (2, 1, 3)))
-    np.testing.assert_array_equal(ak.reshape(x.mT, (-1,)).numpy(), a.transpose(0, 2, 1).reshape(-1))
-    assert _kernel_calls() == before
-    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 2 with size 5"):
-        ak.take_along_axis(x, ak.asarray(np.full((3, 4, 1), 5), device="cpu"), axis=2)
+    with deferred_checks.forced(False):
+        before = _kernel_calls()
+        np.testing.assert_array_equal(
+            ak.take_along_axis(x, j, axis=2).numpy(),
+            np.take_along_axis(a, np.broadcast_to(idx % 5, (3, 4, 2)), 2))
+        np.testing.assert_array_equal(ak.take(x, j[0, :, 0], axis=2).numpy(),
+                                      np.take(a, idx[0, :, 0], axis=2))
+        np.testing.assert_array_equal(ak.tile(x.mT, (2, 1, 3)).numpy(),
+                                      np.tile(a.transpose(0, 2, 1), (2, 1, 3)))
+        np.testing.assert_array_equal(ak.reshape(x.mT, (-1,)).numpy(),
+                                      a.transpose(0, 2, 1).reshape(-1))
+        assert _kernel_calls() == before
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 2 with size 5"):
+            ak.take_along_axis(x, ak.asarray(np.full((3, 4, 1), 5), device="cpu"), axis=2)
+
+
+def test_host_data_movement_gives_way_to_a_kernel_for_a_shape_used_often():
+    """The host path serves a shape's first size_buckets.EXACT_AFTER calls; a shape used
+    more often gets its kernel, compiled once, with the same values."""
+    from arraykit.core import deferred_checks
+    from arraykit.kernels import size_buckets
+
+    a = np.arange(24.0).reshape(4, 6)
+    x = ak.asarray(a, device="cpu")
+    idx = ak.asarray(np.array([5, 0, -1]), device="cpu")
+    with deferred_checks.forced(False):
+        before = ak.cache_info()["misses"]
+        for _ in range(size_buckets.EXACT_AFTER + 3):
+            np.testing.assert_array_equal(ak.take(x, idx, axis=1).numpy(), a[:, [5, 0, -1]])
+        assert ak.cache_info()["misses"] - before == 1
 
 
 @pytest.mark.parametrize("value", ["scalar", "tensor", "float_into_int"])

@@ -33,6 +33,7 @@ from ..core import storage as S
 from ..core import x64
 from ..core.devices import jax_target, one_cpu
 from ..core.jax_compat import put_on_device, trace_state_clean
+from ..kernels import size_buckets
 from ..kernels.launch import Locks, is_tensor
 from . import indexing_keys as K
 from .operands import from_numpy
@@ -57,6 +58,14 @@ def applies(*tensors):
         ):
             return False
     return True
+
+
+def still_new(*key):
+    """Whether the data movement ``key`` names (its operation and its operands' shapes,
+    strides and dtypes) is within its first ``size_buckets.EXACT_AFTER`` calls: the
+    host path serves those, and a kernel, compiled once, the calls of a shape used that
+    often (as size buckets do for element-wise kernels)."""
+    return size_buckets.wants(key)
 
 
 def computed(fn, *tensors):
