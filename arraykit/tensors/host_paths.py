@@ -1,14 +1,16 @@
 """Data movement of small CPU tensors done by NumPy on the host, with no kernel.
 
-Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat``, ``stack``
-and gathers (``take``, ``take_along_axis``; ``tile`` and reshapes that copy run here
-too, with :func:`computed`) have shapes that change from call to call in the loops of
-SciPy's iterative methods (the elements still active shrink each step), and a kernel compiles for every
-new shape and layout (tens of milliseconds on the CPU, against microseconds to run). For a
-small CPU tensor the values are in host memory already: NumPy gathers, joins and
-stores them with no compilation, and the result is the same (these operations only
-move elements; a conversion to the result dtype is taken here only where NumPy's
-equals the kernels').
+Advanced indexing (``x[mask]``, ``x[idx]``, ``x[idx] = v``), ``concat``, ``stack`` and
+gathers (``take``, ``take_along_axis``; ``tile`` and reshapes that copy run here too,
+with :func:`computed`) have shapes that change from call to call in the loops of
+SciPy's iterative methods (the elements still active shrink each step), and a kernel
+compiles for every new shape and layout (tens of milliseconds on the CPU, against
+microseconds to run). For a small CPU tensor the values are in host memory already:
+NumPy gathers, joins and stores them with no compilation, and the result is the same
+(these operations only move elements; a conversion to the result dtype is taken here
+only where NumPy's equals the kernels'). Gathers, tiles and reshape copies take the
+host path for a shape's first calls only (:func:`still_new`): a shape used more often
+gets its kernel, whose cached calls cost less.
 
 An index write (:func:`store`) copies the storage's buffer, writes the copy and makes
 it the storage's new buffer: every alias sees the write, an export keeps its
@@ -115,7 +117,7 @@ def stores(x, value):
     if not applies(x) or not trace_state_clean() or L.overlaps_self(x._layout):
         return False  # (the kernel path raises for a self-overlapping target)
     buf = x._storage._buffer
-    if buf.size > HOST_ELEMENTS:  # copied whole: a small view of a large storage keeps the kernels
+    if buf.size > HOST_ELEMENTS:  # copied whole: a view of a large storage keeps the kernels
         return False
     if type(buf) is np.ndarray and not buf.flags.writeable:  # the kernel path raises for it
         return False
