@@ -153,9 +153,9 @@ def _gather(body, x, indices, axis, static, name, host):
         _, _, lo, hi = _extremes(indices)
         if lo < -size or hi >= size:
             raise _out_of_bounds(lo, hi, size, axis, name)
-        if host_paths.applies(x, indices) and host_paths.still_new(
-                body, static, x._layout.geometry, x._dtype, indices._layout.geometry,
-                indices._dtype):
+        new = host_paths.still_new(body, static, x._layout.geometry, x._dtype,
+                                   indices._layout.geometry, indices._dtype)
+        if new and host_paths.applies(x, indices):
             return host_paths.computed(host, x, indices)
         return apply(body, (x, indices), static)
     finally:

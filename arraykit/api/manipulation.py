@@ -270,8 +270,8 @@ def reshape(x=None, /, shape=None, *, copy=None, input=None):  # noqa: A002 (PyT
                 f"reshape(copy=False): shape {x.shape} with strides {x._layout.strides} "
                 f"cannot be viewed as shape {shape} without a copy"
             )
-    if host_paths.applies(x) and host_paths.still_new(_reshaped, x._layout.geometry, x._dtype,
-                                                       shape):  # no copy kernel per shape
+    if host_paths.still_new(_reshaped, x._layout.geometry, x._dtype,
+                            shape) and host_paths.applies(x):  # no copy kernel per shape
         return host_paths.computed(lambda values: values.reshape(shape), x)
     return apply(_reshaped, (x,), (shape,))
 
@@ -468,7 +468,7 @@ def tile(x=None, repetitions=None, /, *, input=None, dims=None):  # noqa: A002 (
         "tile", x, input, ("repetitions", repetitions), ("dims", dims),
         "repetitions must be non-negative, got {}",
     )
-    if host_paths.applies(x) and host_paths.still_new(_tile, x._layout.geometry, x._dtype,
-                                                       reps):  # no kernel per shape
+    if host_paths.still_new(_tile, x._layout.geometry, x._dtype,
+                            reps) and host_paths.applies(x):  # no kernel per shape
         return host_paths.computed(lambda values: np.tile(values, reps), x)
     return apply(_tile, (x,), (reps,))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from ..core import host_memory
 from ..core import layout as L
 from ..core import storage as S
 from ..core import x64
@@ -66,7 +67,9 @@ def still_new(*key):
     """Whether the data movement ``key`` names (its operation and its operands' shapes,
     strides and dtypes) is within its first ``size_buckets.EXACT_AFTER`` calls: the
     host path serves those, and a kernel, compiled once, the calls of a shape used that
-    often (as size buckets do for element-wise kernels)."""
+    often (as size buckets do for element-wise kernels). Every call of ``key`` counts,
+    on the host path or not: asked first, this dictionary lookup is all a shape used
+    often adds to its kernel's calls."""
     return size_buckets.wants(key)
 
 
@@ -94,18 +97,14 @@ def joins(arrays, np_dtype):
 def concat(arrays, axis, np_dtype):
     """``concat(arrays, axis=axis)`` in ``np_dtype`` (``axis`` None: flattened first)."""
 
-    def join(*values):
-        if axis is None:
-            return np.concatenate([v.reshape(-1).astype(np_dtype, copy=False) for v in values])
-        return np.concatenate([v.astype(np_dtype, copy=False) for v in values], axis=axis)
-
-    return computed(join, *arrays)
+    return computed(lambda *values: np.concatenate(values, axis, dtype=np_dtype,
+                                                   casting="unsafe"), *arrays)
 
 
 def stack(arrays, axis, np_dtype):
     """``stack(arrays, axis=axis)`` in ``np_dtype``."""
-    return computed(lambda *values: np.stack([v.astype(np_dtype, copy=False) for v in values],
-                                             axis=axis), *arrays)
+    return computed(lambda *values: np.stack(values, axis, dtype=np_dtype, casting="unsafe"),
+                    *arrays)
 
 
 def stores(x, value):
@@ -119,7 +118,7 @@ def stores(x, value):
     buf = x._storage._buffer
     if buf.size > HOST_ELEMENTS:  # copied whole: a view of a large storage keeps the kernels
         return False
-    if type(buf) is np.ndarray and not buf.flags.writeable:  # the kernel path raises for it
+    if host_memory.is_host(x._storage) and not buf.flags.writeable:  # the kernels raise
         return False
     if is_tensor(value):
         if not applies(value):
@@ -149,7 +148,7 @@ def store(x, select, value):
         flat = st.host_view()
         positions = select(L.storage_indices(x._layout))
         values = value._storage.host_array(value._layout) if is_tensor(value) else np.asarray(value)
-        if type(st._buffer) is np.ndarray:  # NumPy memory: in place (NumPy copies an overlap)
+        if host_memory.is_host(st):  # NumPy memory: in place (NumPy copies an overlap)
             flat[positions] = values
             st.version += 1
         else:
