@@ -60,7 +60,8 @@ def test_a_second_process_loads_the_eager_kernels_the_first_compiled(tmp_path):
     first = _run(tmp_path)
     assert first["info"]["hits"] == 0 and first["info"]["misses"] > 0
     assert first["info"]["writes"] == first["info"]["misses"]  # every eager program stored
-    assert len(list(tmp_path.glob("*.executable"))) == first["info"]["writes"]
+    assert len(_entries(tmp_path)) == first["info"]["writes"]
+    assert list(tmp_path.glob("*.named"))  # eager kernels found by name
     second = _run(tmp_path)
     assert second["info"] == {"hits": first["info"]["misses"], "misses": 0, "writes": 0,
                               "errors": 0}
@@ -70,7 +71,7 @@ def test_a_second_process_loads_the_eager_kernels_the_first_compiled(tmp_path):
 
 def test_corrupt_entries_are_compiled_and_written_again(tmp_path):
     first = _run(tmp_path)
-    entries = list(tmp_path.glob("*.executable"))
+    entries = _entries(tmp_path)
     for entry in entries:
         entry.write_bytes(b"not a program")
     second = _run(tmp_path)
@@ -79,6 +80,11 @@ def test_corrupt_entries_are_compiled_and_written_again(tmp_path):
     assert second["values"] == first["values"]
     third = _run(tmp_path)
     assert third["info"]["hits"] == len(entries) and third["info"]["errors"] == 0
+
+
+def _entries(directory):
+    """The stored programs: found by lowered text or by name."""
+    return list(directory.glob("*.executable")) + list(directory.glob("*.named"))
 
 
 def test_eager_kernels_are_not_stored_by_default():

@@ -46,6 +46,9 @@ from ..core.devices import (
 )
 from ..core.storage import Storage
 from ..core.jax_compat import trace_state_clean
+from ..kernels import compilation_cache
+from ..kernels.ahead import FirstCall
+from ..kernels.kernel_names import stable_text
 from ..kernels.launch import apply, call_or_nested, compile_options
 from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
@@ -150,12 +153,26 @@ def _launch(fn, static, device, numel, *args):
             return fn(jnp, *a, *static)
 
         placed = sharding_of(device)
-        options = compile_options(body, args, device.platform)
-        kernels = _CREATE[key] = (
-            jax.jit(body, out_shardings=placed, compiler_options=options),
-            jax.jit(body, out_shardings=placed),
-        )
+        nested = jax.jit(body, out_shardings=placed)
+        name = _kernel_name(fn, static, device)
+        if name is None:
+            call = jax.jit(body, out_shardings=placed,
+                           compiler_options=compile_options(body, args, device.platform))
+        else:  # through the persistent compilation cache, found by name
+            call = FirstCall(body, functools.partial(compile_options, body, args, device.platform),
+                             (), nested, name, out_shardings=placed)
+        kernels = _CREATE[key] = (call, nested)
     return call_or_nested(*kernels, *args)
+
+
+def _kernel_name(fn, static, device):
+    """The name of a creation kernel in the persistent compilation cache (see
+    :mod:`arraykit.kernels.kernel_names`; its device named too: the kernel places its
+    result there), or None when the cache is off or there is none."""
+    if compilation_cache.get_compilation_cache_dir() is None or not isinstance(device, jax.Device):
+        return None
+    name = stable_text((fn, static))
+    return None if name is None else f"{name}|{device.platform}:{device.id}"
 
 
 def _const(xp, shape, value, np_dtype):

@@ -20,6 +20,7 @@ views sum).
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import jax
@@ -34,7 +35,8 @@ from ..core.jax_compat import eval_jaxpr
 from ..core.storage import Storage, gradient_made
 from ..kernels import strided
 from ..kernels import compilation_cache
-from ..kernels.ahead import FirstCall
+from ..kernels.ahead import FirstCall, PerSignature
+from ..kernels.kernel_names import stable_text
 from ..kernels.export import dense_values
 from ..kernels.launch import Locks, apply, call_or_nested
 from .mode import no_grad
@@ -190,7 +192,9 @@ class Forward:
     """The jitted forward-with-VJP of one kernel for one choice of differentiated arguments.
 
     ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
-    ``i`` is differentiated. ``call(*args)`` returns ``(outputs, residuals)``, the
+    ``i`` is differentiated; ``options`` are the kernel's compiler options, or a
+    function giving them; ``cache_name`` is the kernel's name in the persistent
+    compilation cache (:mod:`arraykit.kernels.kernel_names`), or None. ``call(*args)`` returns ``(outputs, residuals)``, the
     VJP's :class:`Residuals`. ``donating`` does the same and donates argument 0 (the target
     buffer of an in-place kernel, ``inplace``: never forwarded, it is gone after the
     write); ``nested`` is ``call`` without compiler ``options`` (the kernel's own, see
@@ -207,7 +211,7 @@ class Forward:
     __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",
                  "needed", "outputs_read", "avals", "inplace", "program", "__weakref__")
 
-    def __init__(self, kernel, mask, name, options, inplace=False):
+    def __init__(self, kernel, mask, name, options, inplace=False, cache_name=None):
         self.saved = None
         self.needed = None
         self.outputs_read = None
@@ -234,13 +238,16 @@ class Forward:
 
         self.nested = jax.jit(forward)
         if compilation_cache.get_compilation_cache_dir() is None:
+            options = options() if callable(options) else options
             self.call = jax.jit(forward, compiler_options=options)
             self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
             self.pull = _pull if options is None else _pull_with(options)
-        else:  # compiled ahead of time, through the persistent cache
-            self.call = FirstCall(forward, options, (), self.nested)
-            self.donating = FirstCall(forward, options, (0,), self.nested)
-            self.pull = FirstCall(_run_vjp, options, (), _pull)
+        else:  # compiled ahead of time, through the persistent cache, found by name
+            prefix = None if cache_name is None else f"{cache_name}|{mask}|"
+            self.call = FirstCall(forward, options, (), self.nested, _suffixed(prefix, "forward"))
+            self.donating = FirstCall(forward, options, (0,), self.nested,
+                                      _suffixed(prefix, "donating"))
+            self.pull = FirstCall(_run_vjp, options, (), _pull, _suffixed(prefix, "pull"))
 
     def _analyzed_for(self, args):
         """Whether ``args`` have the shapes and dtypes :meth:`analyze` traced for."""
@@ -305,6 +312,10 @@ class Forward:
         self.needed = frozenset(d for d in deps if not isinstance(d, _OutputMark))
         self.saved = tuple(k for k, i in enumerate(diff) if i in deps)
         self.outputs_read = tuple(sorted(d.index for d in deps if isinstance(d, _OutputMark)))
+
+
+def _suffixed(prefix, suffix):
+    return None if prefix is None else prefix + suffix
 
 
 def _weak_type(value):
@@ -501,9 +512,11 @@ def _pull_with(options):
     return pull
 
 
-@jax.jit
-def _add(a, b):
+def _sum(a, b):
     return a + b
+
+
+_add = PerSignature(_sum, stable_text(_sum))
 
 
 _SPREAD = {}
@@ -528,7 +541,7 @@ def spread(g, shape, dtype, layout):
             pull = jax.vjp(lambda b: strided.read(b, layout), zeros)[1]
             return pull(values.astype(np_dtype))[0]
 
-        fn = _SPREAD[key] = jax.jit(transposed_read)
+        fn = _SPREAD[key] = PerSignature(transposed_read, stable_text((spread, key)))
     return fn(g)
 
 
@@ -538,14 +551,25 @@ def gather(ct, shape, layout):
         return ct
     fn = _GATHER.get(layout)
     if fn is None:
-        fn = _GATHER[layout] = jax.jit(lambda c, layout=layout: strided.read(c, layout))
+        fn = _GATHER[layout] = PerSignature(lambda c, layout=layout: strided.read(c, layout),
+                                            stable_text((gather, layout)))
     return fn(ct)
 
 
+_ZEROS = {}
+
+
 def _zeros(out):
-    if differentiable(out.dtype):
-        return jnp.zeros(out.shape, out.dtype.np)
-    return np.zeros(out.shape, jax.dtypes.float0)
+    """The cotangent of an output nothing flowed into: zeros (of no type for an
+    output that is not differentiable)."""
+    if not differentiable(out.dtype):
+        return np.zeros(out.shape, jax.dtypes.float0)
+    key = (out.shape, out.dtype.np)
+    make = _ZEROS.get(key)
+    if make is None:
+        make = _ZEROS[key] = PerSignature(functools.partial(jnp.zeros, *key),
+                                          stable_text((_zeros, key)))
+    return make()
 
 
 def _order(roots):

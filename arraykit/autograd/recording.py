@@ -36,8 +36,10 @@ def _collect(x, diff, arg, mask, parents, storages, args):
 def _forward(entry, mask, fn):
     forward = entry.forwards.get(mask)
     if forward is None:
-        forward = entry.forwards[mask] = G.Forward(entry.kernel, mask, node_name(fn), entry.options,
-                                                   inplace=entry.donating is not None)
+        forward = entry.forwards[mask] = G.Forward(entry.kernel, mask, node_name(fn),
+                                                   lambda: entry.options,
+                                                   inplace=entry.donating is not None,
+                                                   cache_name=entry.name)
     return forward
 
 

@@ -14,6 +14,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..core import dtypes as D
 from ..core import layout as L
@@ -257,7 +258,11 @@ def _roots(outputs, gradients, ops=None):
                     f"grad can be implicitly created only for scalar outputs (output {i} has "
                     f"shape {t.shape}); pass gradient= with that shape"
                 )
-            values = jnp.ones(t.shape, t._dtype.np, device=_device_of(t))
+            device = _device_of(t)
+            if device is None:  # in a trace, or spread over several devices
+                values = jnp.ones(t.shape, t._dtype.np, device=device)
+            else:  # one element, moved from the host: nothing to compile
+                values = jax.device_put(np.ones(t.shape, t._dtype.np), device)
             if ops is not None:
                 values = ops.make(values)
         else:

@@ -3,7 +3,9 @@
 Eager kernels are compiled ahead of time (``jax.jit(...).trace(args).lower()`` then
 ``compile``) rather than by ``jax.jit``'s dispatch, so that the compilation can go
 through the persistent :mod:`.compilation_cache` when it is on: a later process that
-lowers the same program loads the executable instead of compiling it again.
+lowers the same program loads the executable instead of compiling it again. A
+program with a name (:mod:`.kernel_names`) is looked up by that name before it is
+traced or lowered (:func:`compile_named`).
 """
 
 from __future__ import annotations
@@ -18,21 +20,57 @@ def compile_ahead(fn, args, options=None, donate_argnums=(), **jit_options):
     """``fn`` compiled ahead of time for ``args`` with the compiler ``options``
     (``jax.jit``'s other keyword arguments beside), through the persistent
     :mod:`.compilation_cache` when it is on."""
-    if isinstance(donate_argnums, int):
-        donate_argnums = (donate_argnums,)
-    # every argument kept: the lowered text shows no pruned ones, and two programs that
-    # differ only in which arguments they drop must not share an entry
-    jitted = jax.jit(fn, compiler_options=options, donate_argnums=donate_argnums,
-                     keep_unused=True, **{k: v for k, v in jit_options.items() if k != "keep_unused"})
-    lowered = jitted.trace(*args).lower()
+    donate_argnums = _positions(donate_argnums)
+    lowered = _jitted(fn, options, donate_argnums, jit_options).trace(*args).lower()
     return compilation_cache.compile(lowered, donate_argnums, compilation_cache.devices_of(args),
                                      options)
 
 
+def compile_named(name, fn, args, options, donate_argnums=(), describe=None, adopt=None,
+                  **jit_options):
+    """:func:`compile_ahead` of ``fn`` for ``args``, first looked up in the persistent
+    cache under ``name`` (a :func:`.kernel_names.stable_text`, or None), which skips
+    tracing and lowering. ``options()`` gives the compiler options, called only when
+    compiling; ``describe()`` a picklable dict stored with a new program, which
+    ``adopt(meta)`` gets back when a later process loads it. The name must say what
+    ``jit_options`` (``jax.jit``'s other keyword arguments) are."""
+    donate_argnums = _positions(donate_argnums)
+    devices = compilation_cache.devices_of(args)
+    path = compilation_cache.named_path(name, args, donate_argnums, devices)
+    if path is None:
+        return compile_ahead(fn, args, options(), donate_argnums, **jit_options)
+    found = compilation_cache.load_named(
+        path, args,
+        lambda: _jitted(fn, None, donate_argnums, jit_options).trace(*args).out_tree, devices)
+    if found is not None:
+        compiled, meta = found
+        if adopt is not None:
+            adopt(meta)
+        return compiled
+    compiled = compilation_cache.compile(
+        _jitted(fn, options(), donate_argnums, jit_options).trace(*args).lower(), donate_argnums,
+        devices, persistent=False)
+    compilation_cache.store_named(path, compiled, describe() if describe is not None else {})
+    return compiled
+
+
+def _positions(donate_argnums):
+    return (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+
+
+def _jitted(fn, options, donate_argnums, jit_options):
+    # every argument kept: the lowered text shows no pruned ones, and two programs that
+    # differ only in which arguments they drop must not share an entry
+    return jax.jit(fn, compiler_options=options, donate_argnums=donate_argnums,
+                   keep_unused=True, **{k: v for k, v in jit_options.items() if k != "keep_unused"})
+
+
 class FirstCall:
     """``jax.jit(fn, compiler_options=options, donate_argnums=donated)`` compiled by
-    :func:`compile_ahead` for the arguments of its first eager call, and called
-    through that executable from then on.
+    :func:`compile_named` for the arguments of its first eager call, and called
+    through that executable from then on. ``options`` may be a function giving them,
+    called when first needed; ``name`` is the program's name in the persistent cache
+    (see :func:`compile_named`), or None.
 
     Inside an outer JAX trace, which refuses an executable, it calls ``nested``
     (``fn`` under a plain ``jax.jit``). Arguments the executable was not compiled for
@@ -40,22 +78,33 @@ class FirstCall:
     compiles per signature by JAX's dispatch.
     """
 
-    __slots__ = ("fn", "options", "donated", "nested", "run", "general")
+    __slots__ = ("fn", "_options", "donated", "nested", "run", "general", "name", "jit_options")
 
-    def __init__(self, fn, options, donated, nested):
+    def __init__(self, fn, options, donated, nested, name=None, **jit_options):
         self.fn = fn
-        self.options = options
+        self._options = options
         self.donated = donated
         self.nested = nested
         self.run = None
         self.general = False
+        self.name = name
+        self.jit_options = jit_options
+
+    @property
+    def options(self):
+        """The compiler options."""
+        options = self._options
+        if callable(options):
+            options = self._options = options()
+        return options
 
     def __call__(self, *args):
         run = self.run
         if run is None:
             if not trace_state_clean():
                 return self.nested(*args)
-            compiled = compile_ahead(self.fn, args, self.options, self.donated)
+            compiled = compile_named(self.name, self.fn, args, lambda: self.options, self.donated,
+                                     **self.jit_options)
             result = self._call(compiled, args)
             self.run = fast_call(compiled)  # JAX's C++ path exists after one call
             return result
@@ -71,5 +120,30 @@ class FirstCall:
                 raise
             self.general = True
             self.run = jax.jit(self.fn, compiler_options=self.options,
-                               donate_argnums=self.donated)
+                               donate_argnums=self.donated, **self.jit_options)
             return self.run(*args)
+
+
+class PerSignature:
+    """``jax.jit(fn)``, whose programs go through the persistent cache under ``name``
+    (a :func:`.kernel_names.stable_text` naming ``fn``) when it is on: one
+    :class:`FirstCall` per signature of the arguments (arrays only). With the cache off,
+    or inside a trace, it is ``jax.jit(fn)`` itself."""
+
+    __slots__ = ("fn", "name", "jitted", "calls")
+
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+        self.jitted = jax.jit(fn)
+        self.calls = {}
+
+    def __call__(self, *args):
+        if compilation_cache.get_compilation_cache_dir() is None or not trace_state_clean():
+            return self.jitted(*args)
+        key = tuple((a.shape, a.dtype, getattr(a, "weak_type", False), getattr(a, "sharding", None))
+                    for a in args)
+        call = self.calls.get(key)
+        if call is None:
+            call = self.calls[key] = FirstCall(self.fn, None, (), self.jitted, self.name)
+        return call(*args)

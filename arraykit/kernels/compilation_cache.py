@@ -22,6 +22,16 @@ options (small eager kernels' fast-compile options), the platform, device kind a
 platform version, and the JAX and jaxlib versions. An entry that cannot be loaded
 (written by another version, truncated) is compiled and written again; a program
 that cannot be serialized (one with hoisted constants) is compiled and not stored.
+Eager kernels are also found by name, without tracing or lowering them: a program
+given a name (:mod:`.kernel_names`: the launcher's key of its kernel, written the
+same way in every process) is stored a second way, under a SHA-256 of that name, the
+structure and types of its arguments (a VJP's structure holds its linearized
+program's text), the donated inputs, the devices, the versions of JAX, jaxlib,
+NumPy and Python, JAX's configuration and a digest of arraykit's own source, with
+what a later process needs besides the executable (its result structure where that
+can be stored, the kernel's result layouts and compiler options). A later process
+that builds the kernel loads it before tracing it.
+
 Files are written whole (a temporary file renamed into place), so processes sharing
 a directory never read a partial entry; a directory that cannot be written leaves
 programs unstored, never failing the computation. Nothing is ever deleted: remove
@@ -32,18 +42,26 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
+import re
+import sys
 import tempfile
 import threading
 
 import jax
 import jaxlib
+import numpy as np
 from jax.experimental import serialize_executable
+
+from ..core.jax_compat import jax_config_context
 
 ENVIRONMENT_VARIABLE = "ARRAYKIT_COMPILATION_CACHE"
 
 _directory = os.path.expanduser(os.environ.get(ENVIRONMENT_VARIABLE) or "") or None
 _STATS = {"hits": 0, "misses": 0, "writes": 0, "errors": 0}
 _LOCK = threading.Lock()
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_SOURCE_DIGEST = []
 
 
 def set_compilation_cache_dir(path):
@@ -69,8 +87,9 @@ def compilation_cache_info():
     return dict(_STATS)
 
 
-def compile(lowered, donated, devices, options=None):  # noqa: A001 (the verb)
-    """``lowered.compile()``, through the persistent cache when one is set.
+def compile(lowered, donated, devices, options=None, persistent=True):  # noqa: A001 (the verb)
+    """``lowered.compile()``, through the persistent cache when one is set (counted as a
+    miss and not stored by its text when not ``persistent``: the caller stores it by name).
 
     ``donated``: the donated input positions (the lowered text does not show them in
     every JAX version); ``devices``: the devices the program runs on; ``options``: the
@@ -79,6 +98,9 @@ def compile(lowered, donated, devices, options=None):  # noqa: A001 (the verb)
     """
     directory = _directory
     if directory is None:
+        return lowered.compile()
+    if not persistent:
+        _count("misses")
         return lowered.compile()
     path = os.path.join(directory, _key(lowered, donated, devices, options) + ".executable")
     loaded = _load(path, lowered, devices)
@@ -89,6 +111,96 @@ def compile(lowered, donated, devices, options=None):  # noqa: A001 (the verb)
     compiled = lowered.compile()
     _store(path, compiled)
     return compiled
+
+
+def named_path(name, args, donated, devices):
+    """The file of the program ``name`` (a :func:`.kernel_names.stable_text`) compiled
+    for ``args`` (a pytree) with the inputs at ``donated`` donated, on ``devices``; None
+    when the cache is off, the program has no name or runs on several devices."""
+    directory = _directory
+    if directory is None or name is None or len(devices) != 1:
+        return None
+    leaves, tree = jax.tree.flatten(args)
+    if any(isinstance(leaf, jax.Array) and len(leaf.sharding.device_set) != 1 for leaf in leaves):
+        return None  # spread over several devices: found by its lowered text, which shows how
+    context = jax_config_context()
+    if type(context) is object:  # a JAX that does not expose its configuration's state
+        return None
+    parts = [
+        name,
+        _ADDRESS.sub("", str(tree)),
+        ";".join(map(_leaf_text, leaves)),
+        repr(tuple(donated)),
+        repr([(d.platform, getattr(d, "device_kind", ""), d.id) for d in devices]),
+        devices[0].client.platform_version,
+        _ADDRESS.sub("", repr(context)),
+        jax.__version__, jaxlib.__version__, np.__version__, sys.version,
+        _source_digest(),
+    ]
+    return os.path.join(directory, hashlib.sha256("\0".join(parts).encode()).hexdigest() + ".named")
+
+
+def load_named(path, args, out_tree_of, devices):
+    """``(compiled, meta)`` stored at ``path`` (see :func:`named_path`) for ``args``, or
+    None when there is none or it cannot be loaded. ``out_tree_of()`` gives the result
+    structure where the entry could not store it (one that holds functions)."""
+    try:
+        with open(path, "rb") as file:
+            meta, payload = pickle.load(file)
+        out_tree = meta.get("out_tree") or out_tree_of()
+        in_tree = jax.tree.structure((tuple(args), {}))
+        backend = next(iter(devices)).client
+        compiled = serialize_executable.deserialize_and_load(payload, in_tree, out_tree, backend)
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 (any unreadable entry is compiled again)
+        _count("errors")
+        return None
+    _count("hits")
+    return compiled, meta
+
+
+def store_named(path, compiled, meta):
+    """Store ``compiled`` and the picklable dict ``meta`` at ``path`` (see
+    :func:`named_path`), with its result structure where that can be pickled."""
+    try:
+        data, _, out_tree = serialize_executable.serialize(compiled)
+    except (ValueError, NotImplementedError):  # not serializable (hoisted constants)
+        return
+    try:
+        pickle.dumps(out_tree)
+    except Exception:  # noqa: BLE001 (a structure holding functions: the loader traces)
+        out_tree = None
+    _write(path, pickle.dumps(({**meta, "out_tree": out_tree}, data)))
+
+
+def _leaf_text(leaf):
+    """What a program's compilation reads of an argument leaf: shape, dtype, weak
+    type and sharding of an array; the type of anything else (traced as a weakly
+    typed scalar)."""
+    if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
+        weak = bool(getattr(getattr(leaf, "aval", None), "weak_type", False))
+        sharding = _ADDRESS.sub("", repr(getattr(leaf, "sharding", None)))  # one device's
+        return f"{type(leaf).__name__}{np.shape(leaf)}{np.dtype(leaf.dtype).str}{weak:d}{sharding}"
+    return type(leaf).__name__
+
+
+def _source_digest():
+    """A SHA-256 of arraykit's Python source (computed once): kernels named alike by
+    two versions of arraykit are not the same program."""
+    if not _SOURCE_DIGEST:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        digest = hashlib.sha256()
+        for folder, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    digest.update(os.path.relpath(path, root).encode() + b"\0")
+                    with open(path, "rb") as file:
+                        digest.update(file.read())
+        _SOURCE_DIGEST.append(digest.hexdigest())
+    return _SOURCE_DIGEST[0]
 
 
 def devices_of(args):
@@ -144,6 +256,12 @@ def _store(path, compiled):
         data, _, _ = serialize_executable.serialize(compiled)
     except (ValueError, NotImplementedError):  # not serializable (hoisted constants)
         return
+    _write(path, data)
+
+
+def _write(path, data):
+    """Write ``data`` to ``path`` whole (a temporary file renamed into place); a
+    directory that cannot be written leaves it unstored."""
     directory = os.path.dirname(path)
     temporary = None
     try:

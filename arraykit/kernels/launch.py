@@ -54,7 +54,8 @@ from ..core.devices import default_device, jax_target, put
 from ..core.jax_compat import fast_call, trace_state_clean
 from ..core.storage import Storage
 from . import size_buckets, strided
-from .ahead import compile_ahead
+from . import compilation_cache, kernel_names
+from .ahead import compile_named
 
 
 class _Stats:
@@ -150,7 +151,8 @@ class _Compiled:
     """
 
     __slots__ = ("call", "donating", "_nested", "layouts", "dtypes", "flags", "make_kernel",
-                 "pending", "forwards", "options", "results", "pooled", "into", "used", "general")
+                 "pending", "forwards", "_options", "results", "pooled", "into", "used", "general",
+                 "name")
 
     def __init__(self):
         self.used = False  # called since the last eviction (see _evict)
@@ -160,7 +162,8 @@ class _Compiled:
         self.pooled = False  # one output, large enough for a recycled buffer (buffer_pool)
         self.into = None
         self.make_kernel = None
-        self.options = None
+        self._options = None
+        self.name = None
         self.forwards = {}
         self.call = None
         self.donating = None
@@ -180,6 +183,30 @@ class _Compiled:
             return self.make_kernel()
         self.pending = None
         return pending
+
+    @property
+    def options(self):
+        """The compiler options (see :func:`compile_options`), found when first asked
+        for where the build left a function giving them."""
+        options = self._options
+        if callable(options):
+            options = self._options = options()
+        return options
+
+    def describe(self):
+        """What the persistent cache keeps beside a named program of this kernel: its
+        result shapes and dtypes and its compiler options."""
+        results = None if self.layouts is None else [  # in-place kernels record none
+            (lay.shape, dtype.name) for lay, dtype in zip(self.layouts, self.dtypes)]
+        return {"results": results, "options": self.options}
+
+    def adopt(self, meta):
+        """Take what :meth:`describe` stored, for a program loaded untraced."""
+        if self.layouts is None and meta["results"] is not None:
+            self.layouts = tuple(L.contiguous(shape) for shape, _ in meta["results"])
+            self.dtypes = tuple(D.from_numpy(np.dtype(name)) for _, name in meta["results"])
+        if callable(self._options):
+            self._options = meta["options"]
 
     @property
     def nested(self):
@@ -222,8 +249,10 @@ def _compiling(entry, slot):
     def first_call(*args):
         if not trace_state_clean():
             return entry.nested(*args)
-        compiled = compile_ahead(_SLOT_KERNELS[slot](entry.kernel), args, entry.options,
-                                 **_SLOT_OPTIONS[slot])
+        name = None if entry.name is None else f"{entry.name}|{slot}"
+        compiled = compile_named(name, _SLOT_KERNELS[slot](entry.kernel), args, lambda: entry.options,
+                                 _SLOT_OPTIONS[slot].get("donate_argnums", ()), entry.describe,
+                                 entry.adopt)
         setattr(entry, slot, compiled)
         result = compiled(*args)
         if slot == "call":  # donating slots keep the Python path, which checks before donating
@@ -720,8 +749,11 @@ def _abstract(value):
     return value
 
 
-def _kernel_options(kernel, layouts, flags, leading, operands, platform):
-    """:func:`compile_options` for a kernel called as ``(*leading, offsets, *operands)``."""
+def _set_options(entry, key, layouts, flags, leading, operands, platform):
+    """Give ``entry`` (built for the launcher's ``key``) its :func:`compile_options`
+    for a kernel called as ``(*leading, offsets, *operands)``, and its name in the
+    persistent cache when that is on (:mod:`.kernel_names`). A named kernel finds its
+    options when first asked for them: loaded from the cache, it is never traced."""
     tensor = _Tensor
 
     def stand_in(x):
@@ -730,7 +762,14 @@ def _kernel_options(kernel, layouts, flags, leading, operands, platform):
     offsets = _offsets(layouts, flags) if any(flags) else None
     args = (*map(stand_in, leading), offsets, *map(stand_in, operands))
     sizes = [lay.numel for lay in layouts if lay is not None]
-    return compile_options(kernel, args, platform, sizes)
+    kernel = entry.pending
+
+    def options():
+        return compile_options(kernel, args, platform, sizes)
+
+    if compilation_cache.get_compilation_cache_dir() is not None:
+        entry.name = kernel_names.stable_text((key, flags))
+    entry._options = options if entry.name is not None else options()
 
 
 def _is_cpu_view(x):
@@ -772,7 +811,7 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform, dynamic=Tru
 
         entry.make_kernel = make_kernel
         entry.pending = make_kernel()
-        entry.options = _kernel_options(entry.pending, layouts, flags, (), bufs, platform)
+        _set_options(entry, key, layouts, flags, (), bufs, platform)
         entry.call = _compiling(entry, "call")
 
     return _lookup(key, build)
@@ -971,8 +1010,7 @@ def _build_inplace(key, fn, static, tl, aliases, layouts, traced, target, operan
         private = [x for x, same in zip(operands, aliases) if not same]
         entry.make_kernel = make_kernel
         entry.pending = make_kernel()
-        entry.options = _kernel_options(entry.pending, layouts, flags, (target,), private,
-                                        target.device.platform)
+        _set_options(entry, key, layouts, flags, (target,), private, target.device.platform)
         entry.call = _compiling(entry, "call")
         entry.donating = _compiling(entry, "donating")
 
