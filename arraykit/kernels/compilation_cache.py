@@ -7,9 +7,11 @@ eager kernels (:mod:`.launch`'s kernels, size-bucket programs, autograd's
 forward-with-VJP and VJP programs), each compiled ahead of time (:mod:`.ahead`) and
 serialized by ``jax.experimental.serialize_executable``. A later process that lowers
 the same program for the same device, with the same compiler options, JAX and jaxlib
-loads it instead of compiling it again. Tracing and lowering still run (they are what
-identifies the program, and they give the structures of its arguments and results,
-which are not stored: a VJP's holds functions); only XLA's compilation is skipped.
+loads it instead of compiling it again. For ``arraykit.jit`` programs, size-bucket
+programs and kernels without a stable name, tracing and lowering still run (they are
+what identifies the program); only XLA's compilation is skipped. Named eager kernels
+(below) skip the lowering too, and the trace unless their result structure holds
+functions (autograd's forward-with-VJP programs).
 
 Opt in with :func:`set_compilation_cache_dir` or the environment variable
 ``ARRAYKIT_COMPILATION_CACHE`` (read when arraykit is imported). The cache is
@@ -27,7 +29,8 @@ given a name (:mod:`.kernel_names`: the launcher's key of its kernel, written th
 same way in every process) is stored a second way, under a SHA-256 of that name, the
 structure and types of its arguments (a VJP's structure holds its linearized
 program's text), the donated inputs, the devices, the versions of JAX, jaxlib,
-NumPy and Python, JAX's configuration and a digest of arraykit's own source, with
+NumPy and Python, JAX's configuration, arraykit's default dtypes and precision
+settings, and a digest of arraykit's own source, with
 what a later process needs besides the executable (its result structure where that
 can be stored, the kernel's result layouts and compiler options). A later process
 that builds the kernel loads it before tracing it.
@@ -53,6 +56,8 @@ import jaxlib
 import numpy as np
 from jax.experimental import serialize_executable
 
+from ..core import dtypes as D
+from ..core import precision
 from ..core.jax_compat import jax_config_context
 
 ENVIRONMENT_VARIABLE = "ARRAYKIT_COMPILATION_CACHE"
@@ -134,6 +139,7 @@ def named_path(name, args, donated, devices):
         repr([(d.platform, getattr(d, "device_kind", ""), d.id) for d in devices]),
         devices[0].client.platform_version,
         _ADDRESS.sub("", repr(context)),
+        repr((precision.mode(), D.DEFAULT_INT)),  # arraykit's defaults a trace could read
         jax.__version__, jaxlib.__version__, np.__version__, sys.version,
         _source_digest(),
     ]
