@@ -31,7 +31,7 @@ from ..core import dtypes as D
 from ..core import gradient_writers
 from ..core import layout as L
 from ..core import x64
-from ..core.jax_compat import eval_jaxpr
+from ..core.jax_compat import eval_jaxpr, trace_state_clean
 from ..core.storage import Storage, gradient_made
 from ..kernels import strided
 from ..kernels import compilation_cache
@@ -167,21 +167,24 @@ def differentiable(dtype):
 @jax.tree_util.register_pytree_node_class
 class Residuals:
     """What a recorded kernel keeps for its VJP: the leaves of the pytree ``jax.vjp``
-    returned (structure ``tree``) except those that are the kernel's arguments as
-    passed (``forwarded[k]``: the argument position of leaf ``k``, or None). Returning
-    an argument from the jitted forward would make XLA copy it; the node reads it
-    back from its storage at backward time instead (:func:`vjp_of`). A pytree whose
-    static part is (``tree``, ``forwarded``), so each trace returns its own."""
+    returned except those that are the kernel's arguments as passed
+    (``forwarded[k]``: the argument position of leaf ``k``, or None). Returning an
+    argument from the jitted forward would make XLA copy it; the node reads it back
+    from its storage at backward time instead (:func:`vjp_of`). ``signature``: the
+    shapes, dtypes and weak types of the kernel's arguments, which the VJP's
+    structure is :meth:`Forward.tree_for`. A pytree whose static part is
+    (``signature``, ``forwarded``), so each trace returns its own, and one a result
+    structure can be stored with (see :mod:`arraykit.kernels.compilation_cache`)."""
 
-    __slots__ = ("kept", "tree", "forwarded")
+    __slots__ = ("kept", "signature", "forwarded")
 
-    def __init__(self, kept, tree, forwarded):
+    def __init__(self, kept, signature, forwarded):
         self.kept = kept
-        self.tree = tree
+        self.signature = signature
         self.forwarded = forwarded
 
     def tree_flatten(self):
-        return self.kept, (self.tree, self.forwarded)
+        return self.kept, (self.signature, self.forwarded)
 
     @classmethod
     def tree_unflatten(cls, static, kept):
@@ -209,7 +212,8 @@ class Forward:
     """
 
     __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",
-                 "needed", "outputs_read", "avals", "inplace", "program", "__weakref__")
+                 "needed", "outputs_read", "avals", "inplace", "program", "trees", "pulls",
+                 "options", "prefix", "__weakref__")
 
     def __init__(self, kernel, mask, name, options, inplace=False, cache_name=None):
         self.saved = None
@@ -217,6 +221,7 @@ class Forward:
         self.outputs_read = None
         self.avals = None
         self.program = None  # (jaxpr of outputs and VJP residuals, outputs, VJP tree)
+        self.trees = {}  # the VJP's structure per argument signature
         self.inplace = inplace
         self.name = name
         self.kernel = kernel
@@ -225,16 +230,20 @@ class Forward:
         def forward(*args):
             if self.saved is None:
                 self.analyze(args)
-            closed, n_out, tree = self.program
+            signature = _signature(args)
             if self._analyzed_for(args):  # replay the analysis' trace: no second linearization
+                if self.program is None:  # the analysis came with a stored program
+                    self.program = self._linearize(list(self.avals))
+                closed, n_out, tree = self.program
                 values = eval_jaxpr(closed.jaxpr, closed.consts, *(a for a in args if a is not None))
                 outs, leaves = tuple(values[:n_out]), values[n_out:]
             else:  # arguments of other shapes than those analyzed (one kernel, two storages)
                 outs, vjp = jax.vjp(*self.on_diff(args))
                 leaves, tree = jax.tree.flatten(vjp)
+            self.trees.setdefault(signature, tree)
             forwarded = self._forwarded(args, leaves)
             kept = [leaf for leaf, f in zip(leaves, forwarded) if f is None]
-            return outs, Residuals(kept, tree, forwarded)
+            return outs, Residuals(kept, signature, forwarded)
 
         self.nested = jax.jit(forward)
         if compilation_cache.get_compilation_cache_dir() is None:
@@ -242,12 +251,61 @@ class Forward:
             self.call = jax.jit(forward, compiler_options=options)
             self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
             self.pull = _pull if options is None else _pull_with(options)
+            self.pulls = None
         else:  # compiled ahead of time, through the persistent cache, found by name
-            prefix = None if cache_name is None else f"{cache_name}|{mask}|"
-            self.call = FirstCall(forward, options, (), self.nested, _suffixed(prefix, "forward"))
+            self.prefix = None if cache_name is None else f"{cache_name}|{mask}|"
+            self.options = options
+            self.call = FirstCall(forward, options, (), self.nested,
+                                  _suffixed(self.prefix, "forward"), self.describe, self.adopt)
             self.donating = FirstCall(forward, options, (0,), self.nested,
-                                      _suffixed(prefix, "donating"))
-            self.pull = FirstCall(_run_vjp, options, (), _pull, _suffixed(prefix, "pull"))
+                                      _suffixed(self.prefix, "donating"), self.describe, self.adopt)
+            self.pull = None  # pull_for: one VJP program per argument signature
+            self.pulls = {}
+
+    def prepare(self, args):
+        """Know what the VJP needs (``needed`` and the rest) before a first call with
+        ``args``: from the persistent cache when it holds this forward (loaded, ready to
+        run), else by :meth:`analyze`."""
+        if self.pulls is not None and trace_state_clean():
+            for program in (self.donating, self.call):  # the one a first process compiled
+                if self.needed is None:
+                    program.ready(*args, stored_only=True)
+        if self.needed is None:
+            self.analyze(args)
+
+    def describe(self):
+        """The analysis the persistent cache keeps beside a compiled forward."""
+        return {"analysis": (_signature(self.avals), self.saved, self.needed, self.outputs_read)}
+
+    def adopt(self, meta):
+        """Take the analysis :meth:`describe` stored, for a forward loaded untraced (its
+        linearization is traced again only when a VJP program must be compiled)."""
+        if self.saved is None:
+            signature, saved, self.needed, self.outputs_read = meta["analysis"]
+            self.avals = tuple(_avals_of(signature))
+            self.saved = saved
+
+    def tree_for(self, signature):
+        """The structure of the VJP of the kernel called with arguments of ``signature``."""
+        tree = self.trees.get(signature)
+        if tree is None:
+            tree = self.trees.setdefault(signature, self._linearize(_avals_of(signature))[2])
+        return tree
+
+    def pull_for(self, signature):
+        """With the persistent cache on: the VJP program for arguments of ``signature``,
+        called with the residuals' leaves (:func:`residual_leaves`) and the output
+        cotangents. Found by name, it runs without this process ever linearizing the
+        kernel."""
+        pull = self.pulls.get(signature)
+        if pull is None:
+
+            def run(leaves, cts):
+                return jax.tree.unflatten(self.tree_for(signature), leaves)(cts)
+
+            pull = self.pulls.setdefault(signature, FirstCall(
+                run, self.options, (), jax.jit(run), _suffixed(self.prefix, f"pull|{signature!r}")))
+        return pull
 
     def _analyzed_for(self, args):
         """Whether ``args`` have the shapes and dtypes :meth:`analyze` traced for."""
@@ -279,15 +337,10 @@ class Forward:
 
         return (fn, *(a for a, m in zip(args, mask) if m))
 
-    def analyze(self, args):
-        """Which arguments and outputs the VJP's residuals depend on (jaxpr data flow):
-        ``needed`` (positions among all arguments), ``saved`` (among the differentiated
-        ones) and ``outputs_read``."""
-        avals = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype,
-                                                             weak_type=_weak_type(a))
-                 for a in args]
+    def _linearize(self, avals):
+        """``(jaxpr of the outputs then the VJP's leaves, number of outputs, VJP
+        structure)`` for arguments of ``avals`` (None where an argument is None)."""
         present = [i for i, a in enumerate(avals) if a is not None]
-
         trees = []
 
         def outputs_and_residuals(*values):
@@ -301,8 +354,16 @@ class Forward:
 
         closed, shapes = jax.make_jaxpr(outputs_and_residuals, return_shape=True)(
             *(avals[i] for i in present))
-        n_out = len(shapes[0])
-        self.program = (closed, n_out, trees[0])
+        return closed, len(shapes[0]), trees[0]
+
+    def analyze(self, args):
+        """Which arguments and outputs the VJP's residuals depend on (jaxpr data flow):
+        ``needed`` (positions among all arguments), ``saved`` (among the differentiated
+        ones) and ``outputs_read``."""
+        avals = _avals_of(_signature(args))
+        self.program = self._linearize(avals)
+        closed, n_out, _ = self.program
+        present = [i for i, a in enumerate(avals) if a is not None]
         marks = {j: {_OutputMark(j)} for j in range(n_out)}
         written = _written_values(closed.jaxpr) if self.inplace else None
         flows = _dependencies(closed.jaxpr, [{i} for i in present], marks, written)[n_out:]
@@ -312,6 +373,18 @@ class Forward:
         self.needed = frozenset(d for d in deps if not isinstance(d, _OutputMark))
         self.saved = tuple(k for k, i in enumerate(diff) if i in deps)
         self.outputs_read = tuple(sorted(d.index for d in deps if isinstance(d, _OutputMark)))
+
+
+def _signature(args):
+    """Shape, dtype and weak type of each argument (None for None): what a trace of a
+    kernel reads of its arguments, written so that it can be stored."""
+    return tuple(None if a is None else (tuple(np.shape(a)), np.dtype(a.dtype).name, _weak_type(a))
+                 for a in args)
+
+
+def _avals_of(signature):
+    return [None if s is None else jax.ShapeDtypeStruct(s[0], np.dtype(s[1]), weak_type=s[2])
+            for s in signature]
 
 
 def _suffixed(prefix, suffix):
@@ -421,12 +494,18 @@ def _dependencies(jaxpr, in_deps, marks=None, computed_marks=None):
 
 
 def vjp_of(node):
-    """The VJP of a recorded kernel node: its kept residuals, with the arguments it
-    forwarded (see :class:`Forward`) read back from their storages, which must still
-    be at the versions they had."""
+    """The VJP of a recorded kernel node (see :func:`residual_leaves`)."""
     residuals = node.vjp
     if not isinstance(residuals, Residuals):  # a custom Function's VJP
         return residuals
+    return jax.tree.unflatten(node.forward.tree_for(residuals.signature), residual_leaves(node))
+
+
+def residual_leaves(node):
+    """The leaves of a recorded kernel node's VJP: its kept residuals, with the
+    arguments it forwarded (see :class:`Forward`) read back from their storages, which
+    must still be at the versions they had."""
+    residuals = node.vjp
     kept = iter(residuals.kept)
     leaves = []
     for f in residuals.forwarded:
@@ -440,7 +519,7 @@ def vjp_of(node):
                 raise _version_error(node, storage, version)
             value = storage._buffer
         leaves.append(value)
-    return jax.tree.unflatten(residuals.tree, leaves)
+    return leaves
 
 
 def _read_back(node):
@@ -459,6 +538,9 @@ def _pull_node(node, filled):
     reads back stay locked until the pull is dispatched, so a write on another thread
     cannot donate a buffer between the version check and its use."""
     with Locks(_read_back(node)):
+        forward = node.forward
+        if forward is not None and forward.pulls is not None:  # the persistent cache is on
+            return forward.pull_for(node.vjp.signature)(residual_leaves(node), filled)
         vjp = vjp_of(node)
         if node.pull is not _pull:  # options refused inside an outer trace: plain jit
             return call_or_nested(node.pull, _pull, vjp, filled)

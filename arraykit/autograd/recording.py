@@ -72,7 +72,7 @@ class Recorder:
         outs, vjp = call_or_nested(forward.call, forward.nested, offsets, *bufs)
         node = G.make_node(forward, outs, vjp, parents, storages, args)
         made = []
-        specs = entry.results or output_specs(entry)
+        specs = entry.results or output_specs(entry, outs)
         for buf, (layout, dtype, nbytes), version in zip(outs, specs, node.outputs):
             st = Storage(buf, dtype, device, False, nbytes)
             if G.differentiable(dtype):
@@ -113,7 +113,7 @@ class Recorder:
         forward = _forward(entry, tuple(mask), fn)
         old = tst._buffer
         if forward.needed is None:
-            forward.analyze([old, offsets, *inputs])
+            forward.prepare([old, offsets, *inputs])
         donating = forward.donating
         if 0 in forward.needed:
             # the gradient is a function of the values the write replaces: keep them

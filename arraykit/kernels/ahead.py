@@ -27,18 +27,20 @@ def compile_ahead(fn, args, options=None, donate_argnums=(), **jit_options):
 
 
 def compile_named(name, fn, args, options, donate_argnums=(), describe=None, adopt=None,
-                  **jit_options):
+                  stored_only=False, **jit_options):
     """:func:`compile_ahead` of ``fn`` for ``args``, first looked up in the persistent
     cache under ``name`` (a :func:`.kernel_names.stable_text`, or None), which skips
     tracing and lowering. ``options()`` gives the compiler options, called only when
     compiling; ``describe()`` a picklable dict stored with a new program, which
     ``adopt(meta)`` gets back when a later process loads it. The name must say what
-    ``jit_options`` (``jax.jit``'s other keyword arguments) are."""
+    ``jit_options`` (``jax.jit``'s other keyword arguments) are. ``stored_only``:
+    return None rather than compile."""
     donate_argnums = _positions(donate_argnums)
     devices = compilation_cache.devices_of(args)
     path = compilation_cache.named_path(name, args, donate_argnums, devices)
     if path is None:
-        return compile_ahead(fn, args, options(), donate_argnums, **jit_options)
+        return None if stored_only else compile_ahead(fn, args, options(), donate_argnums,
+                                                      **jit_options)
     found = compilation_cache.load_named(
         path, args,
         lambda: _jitted(fn, None, donate_argnums, jit_options).trace(*args).out_tree, devices)
@@ -47,6 +49,8 @@ def compile_named(name, fn, args, options, donate_argnums=(), describe=None, ado
         if adopt is not None:
             adopt(meta)
         return compiled
+    if stored_only:
+        return None
     compiled = compilation_cache.compile(
         _jitted(fn, options(), donate_argnums, jit_options).trace(*args).lower(), donate_argnums,
         devices, persistent=False)
@@ -70,7 +74,7 @@ class FirstCall:
     :func:`compile_named` for the arguments of its first eager call, and called
     through that executable from then on. ``options`` may be a function giving them,
     called when first needed; ``name`` is the program's name in the persistent cache
-    (see :func:`compile_named`), or None.
+    (see :func:`compile_named`, with ``describe`` and ``adopt``), or None.
 
     Inside an outer JAX trace, which refuses an executable, it calls ``nested``
     (``fn`` under a plain ``jax.jit``). Arguments the executable was not compiled for
@@ -78,9 +82,11 @@ class FirstCall:
     compiles per signature by JAX's dispatch.
     """
 
-    __slots__ = ("fn", "_options", "donated", "nested", "run", "general", "name", "jit_options")
+    __slots__ = ("fn", "_options", "donated", "nested", "run", "general", "name", "describe",
+                 "adopt", "jit_options", "compiled")
 
-    def __init__(self, fn, options, donated, nested, name=None, **jit_options):
+    def __init__(self, fn, options, donated, nested, name=None, describe=None, adopt=None,
+                 **jit_options):
         self.fn = fn
         self._options = options
         self.donated = donated
@@ -88,7 +94,10 @@ class FirstCall:
         self.run = None
         self.general = False
         self.name = name
+        self.describe = describe
+        self.adopt = adopt
         self.jit_options = jit_options
+        self.compiled = None
 
     @property
     def options(self):
@@ -103,12 +112,20 @@ class FirstCall:
         if run is None:
             if not trace_state_clean():
                 return self.nested(*args)
-            compiled = compile_named(self.name, self.fn, args, lambda: self.options, self.donated,
-                                     **self.jit_options)
+            compiled = self.compiled or self.ready(*args)
             result = self._call(compiled, args)
             self.run = fast_call(compiled)  # JAX's C++ path exists after one call
             return result
         return self._call(run, args)
+
+    def ready(self, *args, stored_only=False):
+        """Compile (or load) the executable for ``args`` now, without running it;
+        ``stored_only``: only load it from the persistent cache (None if not there)."""
+        if self.compiled is None:
+            self.compiled = compile_named(self.name, self.fn, args, lambda: self.options,
+                                          self.donated, self.describe, self.adopt, stored_only,
+                                          **self.jit_options)
+        return self.compiled
 
     def _call(self, run, args):
         try:

@@ -187,7 +187,7 @@ def _leaf_text(leaf):
     if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
         weak = bool(getattr(getattr(leaf, "aval", None), "weak_type", False))
         sharding = _ADDRESS.sub("", repr(getattr(leaf, "sharding", None)))  # one device's
-        return f"{type(leaf).__name__}{np.shape(leaf)}{np.dtype(leaf.dtype).str}{weak:d}{sharding}"
+        return f"{type(leaf).__name__}{np.shape(leaf)}{np.dtype(leaf.dtype).name}{weak:d}{sharding}"
     return type(leaf).__name__
 
 

@@ -732,9 +732,13 @@ def _static_values(static):
     return [v.np if type(v) is D.DType else v for v in static]
 
 
-def output_specs(entry):
+def output_specs(entry, outs=()):
     """(layout, dtype, bytes) of each output of ``entry`` (known once it has been
-    traced), cached on it."""
+    traced, or from its results ``outs`` when it was loaded untraced from the
+    persistent cache), cached on it."""
+    if entry.layouts is None:
+        entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
+        entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
     entry.results = tuple(
         (lay, dtype, lay.numel * dtype.itemsize) for lay, dtype in zip(entry.layouts, entry.dtypes)
     )
