@@ -43,6 +43,30 @@ def jax_config_context():
     return object() if _trace_context is None else _trace_context()
 
 
+try:  # the kernel libraries JAX's lowering rules initialize when first lowered to
+    from jax._src.lax.linalg import initialize_lapack as _initialize_lapack
+    from jaxlib.gpu_solver import initialize_hybrid_kernels as _initialize_hybrid
+except ImportError:  # pragma: no cover - depends on the installed JAX
+    _initialize_lapack = _initialize_hybrid = None
+_RUNTIME_READY = []
+
+
+def runtime_ready():
+    """Whether an executable loaded without lowering anything can run: JAX's lowering
+    rules initialize the CPU LAPACK entry points and the GPU hybrid solvers when a
+    program first uses them, so a process that only loads programs (the persistent
+    cache's named entries) initializes them here, once. False where this JAX release
+    has no known way to."""
+    if not _RUNTIME_READY:
+        if _initialize_lapack is None:
+            _RUNTIME_READY.append(False)
+        else:
+            _initialize_lapack()
+            _initialize_hybrid()
+            _RUNTIME_READY.append(True)
+    return _RUNTIME_READY[0]
+
+
 def eval_jaxpr(jaxpr, consts, *args):
     """Run ``jaxpr`` with its constant variables bound to ``consts`` on ``args``."""
     return _extend_core.jaxpr_as_fun(_extend_core.ClosedJaxpr(jaxpr, list(consts)))(*args)

@@ -58,7 +58,7 @@ from jax.experimental import serialize_executable
 
 from ..core import dtypes as D
 from ..core import precision
-from ..core.jax_compat import jax_config_context
+from ..core.jax_compat import jax_config_context, runtime_ready
 
 ENVIRONMENT_VARIABLE = "ARRAYKIT_COMPILATION_CACHE"
 
@@ -129,7 +129,7 @@ def named_path(name, args, donated, devices):
     if any(isinstance(leaf, jax.Array) and len(leaf.sharding.device_set) != 1 for leaf in leaves):
         return None  # spread over several devices: found by its lowered text, which shows how
     context = jax_config_context()
-    if type(context) is object:  # a JAX that does not expose its configuration's state
+    if type(context) is object or not runtime_ready():  # a JAX this cannot serve
         return None
     parts = [
         name,
@@ -155,8 +155,7 @@ def load_named(path, args, out_tree_of, devices):
             meta, payload = pickle.load(file)
         out_tree = meta.get("out_tree") or out_tree_of()
         in_tree = jax.tree.structure((tuple(args), {}))
-        backend = next(iter(devices)).client
-        compiled = serialize_executable.deserialize_and_load(payload, in_tree, out_tree, backend)
+        compiled = _deserialize(payload, in_tree, out_tree, devices)
     except FileNotFoundError:
         return None
     except Exception:  # noqa: BLE001 (any unreadable entry is compiled again)
@@ -245,16 +244,24 @@ def _load(path, lowered, devices):
     try:
         with open(path, "rb") as file:
             payload = file.read()
-        backend = next(iter(devices)).client  # the program's backend, not JAX's default one
         # the argument and result structures are this process's (the same program's):
         # what a trace returns (autograd's VJPs) may hold functions, which are not stored
-        return serialize_executable.deserialize_and_load(payload, lowered.in_tree,
-                                                         lowered.out_tree, backend)
+        return _deserialize(payload, lowered.in_tree, lowered.out_tree, devices)
     except FileNotFoundError:
         return None
     except Exception:  # noqa: BLE001 (any unreadable entry is compiled again)
         _count("errors")
         return None
+
+
+def _deserialize(payload, in_tree, out_tree, devices):
+    """The executable ``payload`` loaded for ``devices`` on their backend (not JAX's
+    default one): a one-device program on its device, not on every device of a
+    process that has several."""
+    devices = list(devices)
+    return serialize_executable.deserialize_and_load(
+        payload, in_tree, out_tree, devices[0].client,
+        execution_devices=devices if len(devices) == 1 else None)
 
 
 def _store(path, compiled):
