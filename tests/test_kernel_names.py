@@ -107,6 +107,9 @@ for n in map(int, sys.argv[2].split(",")):
     a = ak.asarray(np.arange(n, dtype=np.float32), device="cpu", requires_grad=True)
     (a[:3] * 3.0 + a[1:4] * a[1:4]).sum().backward()
     grads[n] = a.grad.tolist()
+b = ak.asarray(np.arange(3, dtype=np.float32), device="cpu", requires_grad=True)
+sum([(b * b).sum(), b.sum().clone()]).backward()  # 0-d kernels whose VJP keeps nothing
+grads["scalars"] = b.grad.tolist()
 print(json.dumps({"values": values, "grads": grads, "traced": traced,
                   "info": ak.compilation_cache_info()}))
 """
@@ -139,7 +142,8 @@ def test_a_later_process_runs_named_kernels_untraced_and_gradients_stay_right(tm
     third = _run(tmp_path, "10,20")
     assert third["info"]["misses"] == 0 and third["info"]["errors"] == 0
     for run in (first, second, third):
-        assert run["grads"] == {"10": _expected_grad(10), "20": _expected_grad(20)}
+        assert run["grads"] == {"10": _expected_grad(10), "20": _expected_grad(20),
+                                "scalars": [1.0, 3.0, 5.0]}
     x = np.linspace(-2, 2, 96 * 64, dtype=np.float32).reshape(96, 64)
     np.testing.assert_allclose(first["values"]["sum0"], (x * x).sum(axis=0)[:3], rtol=1e-5)
     np.testing.assert_allclose(first["values"]["sum1"], (x * x).sum(axis=1)[:3], rtol=1e-5)
@@ -155,3 +159,71 @@ def test_corrupt_named_entries_are_compiled_and_written_again(tmp_path):
     assert second["info"]["errors"] == len(named)
     assert second["values"] == first["values"] and second["grads"] == first["grads"]
     assert _run(tmp_path, "10")["info"]["errors"] == 0
+
+
+# Two CPU devices: one-device programs on the second device, a creation kernel placing
+# its result there with no argument that says so, and a gradient.
+_TWO_DEVICES = """
+import json, sys
+import numpy as np
+import arraykit as ak
+import jax
+
+ak.set_compilation_cache_dir(sys.argv[1])
+second = jax.devices("cpu")[1]
+x = ak.asarray(np.linspace(0, 1, 5000, dtype=np.float32), device=second, requires_grad=True)
+z = ak.zeros(5000, device=second) + x
+(ak.exp(z) * 2).sum().backward()
+values = [float(z.sum()), x.grad[:3].tolist(), z.device.id, x.grad.device.id]
+print(json.dumps({"values": values, "info": ak.compilation_cache_info()}))
+"""
+
+
+def test_one_device_programs_load_on_their_device_in_a_process_with_several(tmp_path):
+    environment = dict(os.environ, PYTHONPATH=str(_ROOT), JAX_PLATFORMS="cpu",
+                       XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    environment.pop(compilation_cache.ENVIRONMENT_VARIABLE, None)
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", _TWO_DEVICES, str(tmp_path)],
+                              capture_output=True, text=True, env=environment, cwd=_ROOT,
+                              timeout=600, check=False)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert second["values"] == first["values"]
+    assert second["values"][2:] == [1, 1]
+    assert second["info"]["errors"] == 0 and second["info"]["misses"] == 0
+    assert second["info"]["hits"] == first["info"]["misses"]
+
+
+def test_no_names_once_the_source_changed_under_the_process(monkeypatch, tmp_path):
+    monkeypatch.setattr(compilation_cache, "_directory", str(tmp_path))
+    monkeypatch.setattr(compilation_cache, "_SOURCE_DIGEST", [])
+    changed = [(path, relative, size + 1, mtime)
+               for path, relative, size, mtime in compilation_cache._SOURCE_AT_IMPORT]
+    monkeypatch.setattr(compilation_cache, "_SOURCE_AT_IMPORT", changed)
+    args = (None, jnp.ones(3, jnp.float32))
+    assert compilation_cache.named_path("k", args, (), (jax.devices("cpu")[0],)) is None
+
+
+def test_the_compile_option_thresholds_are_part_of_a_kernels_name(monkeypatch):
+    from arraykit.kernels import launch
+
+    before = launch.options_inputs()
+    monkeypatch.setattr(launch, "SMALL_KERNEL_ELEMENTS", 0)
+    assert launch.options_inputs() != before
+
+
+def test_zero_cotangents_keep_no_program_per_shape_with_the_cache_off():
+    import arraykit as ak
+    from arraykit.autograd import graph
+
+    assert ak.get_compilation_cache_dir() is None
+    before = len(graph._ZEROS)
+    x = ak.asarray(np.arange(6.0, dtype=np.float32), device="cpu", requires_grad=True)
+    values, indices = ak.sort(x * 2), None  # one output of two gets no cotangent
+    values, indices = ak.topk(x, 2)
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 0, 0, 1, 1])
+    assert len(graph._ZEROS) == before

@@ -49,7 +49,7 @@ from ..core.jax_compat import trace_state_clean
 from ..kernels import compilation_cache
 from ..kernels.ahead import FirstCall
 from ..kernels.kernel_names import stable_text
-from ..kernels.launch import apply, call_or_nested, compile_options
+from ..kernels.launch import apply, call_or_nested, compile_options, options_inputs
 from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
 from .naming import named
@@ -160,7 +160,7 @@ def _launch(fn, static, device, numel, *args):
                            compiler_options=compile_options(body, args, device.platform))
         else:  # through the persistent compilation cache, found by name
             call = FirstCall(body, functools.partial(compile_options, body, args, device.platform),
-                             (), nested, name, out_shardings=placed)
+                             (), nested, name, devices=(device,), out_shardings=placed)
         kernels = _CREATE[key] = (call, nested)
     return call_or_nested(*kernels, *args)
 
@@ -168,10 +168,10 @@ def _launch(fn, static, device, numel, *args):
 def _kernel_name(fn, static, device):
     """The name of a creation kernel in the persistent compilation cache (see
     :mod:`arraykit.kernels.kernel_names`; its device named too: the kernel places its
-    result there), or None when the cache is off or there is none."""
+    result there, whatever its arguments), or None when the cache is off or there is none."""
     if compilation_cache.get_compilation_cache_dir() is None or not isinstance(device, jax.Device):
         return None
-    name = stable_text((fn, static))
+    name = stable_text((fn, static, options_inputs()))
     return None if name is None else f"{name}|{device.platform}:{device.id}"
 
 

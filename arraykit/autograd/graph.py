@@ -392,8 +392,9 @@ def _suffixed(prefix, suffix):
 
 
 def _weak_type(value):
-    """Whether JAX treats ``value`` as weakly typed (a Python scalar's promotion)."""
-    aval = getattr(value, "aval", None)
+    """Whether JAX treats ``value`` (an array, a tracer or a ``ShapeDtypeStruct``) as
+    weakly typed (a Python scalar's promotion)."""
+    aval = getattr(value, "aval", value)
     return bool(getattr(aval, "weak_type", False))
 
 
@@ -647,6 +648,8 @@ def _zeros(out):
     if not differentiable(out.dtype):
         return np.zeros(out.shape, jax.dtypes.float0)
     key = (out.shape, out.dtype.np)
+    if compilation_cache.get_compilation_cache_dir() is None:
+        return jnp.zeros(*key)
     make = _ZEROS.get(key)
     if make is None:
         make = _ZEROS[key] = PerSignature(functools.partial(jnp.zeros, *key),

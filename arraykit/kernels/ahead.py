@@ -16,31 +16,33 @@ from ..core.jax_compat import fast_call, trace_state_clean
 from . import compilation_cache
 
 
-def compile_ahead(fn, args, options=None, donate_argnums=(), **jit_options):
+def compile_ahead(fn, args, options=None, donate_argnums=(), devices=None, **jit_options):
     """``fn`` compiled ahead of time for ``args`` with the compiler ``options``
     (``jax.jit``'s other keyword arguments beside), through the persistent
-    :mod:`.compilation_cache` when it is on."""
+    :mod:`.compilation_cache` when it is on; ``devices`` as in :func:`compile_named`."""
     donate_argnums = _positions(donate_argnums)
     lowered = _jitted(fn, options, donate_argnums, jit_options).trace(*args).lower()
-    return compilation_cache.compile(lowered, donate_argnums, compilation_cache.devices_of(args),
-                                     options)
+    devices = compilation_cache.devices_of(args) if devices is None else tuple(devices)
+    return compilation_cache.compile(lowered, donate_argnums, devices, options)
 
 
 def compile_named(name, fn, args, options, donate_argnums=(), describe=None, adopt=None,
-                  stored_only=False, **jit_options):
+                  stored_only=False, devices=None, **jit_options):
     """:func:`compile_ahead` of ``fn`` for ``args``, first looked up in the persistent
     cache under ``name`` (a :func:`.kernel_names.stable_text`, or None), which skips
     tracing and lowering. ``options()`` gives the compiler options, called only when
     compiling; ``describe()`` a picklable dict stored with a new program, which
     ``adopt(meta)`` gets back when a later process loads it. The name must say what
     ``jit_options`` (``jax.jit``'s other keyword arguments) are. ``stored_only``:
-    return None rather than compile."""
+    return None rather than compile. ``devices``: those the program runs on, where
+    its arguments do not say (a creation kernel placing its result by
+    ``out_shardings``)."""
     donate_argnums = _positions(donate_argnums)
-    devices = compilation_cache.devices_of(args)
+    devices = compilation_cache.devices_of(args) if devices is None else tuple(devices)
     path = compilation_cache.named_path(name, args, donate_argnums, devices)
     if path is None:
         return None if stored_only else compile_ahead(fn, args, options(), donate_argnums,
-                                                      **jit_options)
+                                                      devices, **jit_options)
     found = compilation_cache.load_named(
         path, args,
         lambda: _jitted(fn, None, donate_argnums, jit_options).trace(*args).out_tree, devices)
@@ -74,7 +76,7 @@ class FirstCall:
     :func:`compile_named` for the arguments of its first eager call, and called
     through that executable from then on. ``options`` may be a function giving them,
     called when first needed; ``name`` is the program's name in the persistent cache
-    (see :func:`compile_named`, with ``describe`` and ``adopt``), or None.
+    (see :func:`compile_named`, with ``describe``, ``adopt`` and ``devices``), or None.
 
     Inside an outer JAX trace, which refuses an executable, it calls ``nested``
     (``fn`` under a plain ``jax.jit``). Arguments the executable was not compiled for
@@ -83,10 +85,10 @@ class FirstCall:
     """
 
     __slots__ = ("fn", "_options", "donated", "nested", "run", "general", "name", "describe",
-                 "adopt", "jit_options", "compiled")
+                 "adopt", "devices", "jit_options", "compiled")
 
     def __init__(self, fn, options, donated, nested, name=None, describe=None, adopt=None,
-                 **jit_options):
+                 devices=None, **jit_options):
         self.fn = fn
         self._options = options
         self.donated = donated
@@ -96,6 +98,7 @@ class FirstCall:
         self.name = name
         self.describe = describe
         self.adopt = adopt
+        self.devices = devices
         self.jit_options = jit_options
         self.compiled = None
 
@@ -124,7 +127,7 @@ class FirstCall:
         if self.compiled is None:
             self.compiled = compile_named(self.name, self.fn, args, lambda: self.options,
                                           self.donated, self.describe, self.adopt, stored_only,
-                                          **self.jit_options)
+                                          self.devices, **self.jit_options)
         return self.compiled
 
     def _call(self, run, args):

@@ -56,7 +56,6 @@ import jaxlib
 import numpy as np
 from jax.experimental import serialize_executable
 
-from ..core import dtypes as D
 from ..core import precision
 from ..core.jax_compat import jax_config_context, runtime_ready
 
@@ -107,6 +106,9 @@ def compile(lowered, donated, devices, options=None, persistent=True):  # noqa: 
     if not persistent:
         _count("misses")
         return lowered.compile()
+    devices = tuple(devices)
+    if len(devices) > 1 and len(devices) != len(devices[0].client.devices()):
+        return lowered.compile()  # some of several devices: a loaded program runs on all
     path = os.path.join(directory, _key(lowered, donated, devices, options) + ".executable")
     loaded = _load(path, lowered, devices)
     if loaded is not None:
@@ -121,16 +123,19 @@ def compile(lowered, donated, devices, options=None, persistent=True):  # noqa: 
 def named_path(name, args, donated, devices):
     """The file of the program ``name`` (a :func:`.kernel_names.stable_text`) compiled
     for ``args`` (a pytree) with the inputs at ``donated`` donated, on ``devices``; None
-    when the cache is off, the program has no name or runs on several devices."""
+    when the cache is off, the program has no name, or its arguments are not all on
+    the one device it runs on."""
     directory = _directory
     if directory is None or name is None or len(devices) != 1:
         return None
     leaves, tree = jax.tree.flatten(args)
-    if any(isinstance(leaf, jax.Array) and len(leaf.sharding.device_set) != 1 for leaf in leaves):
-        return None  # spread over several devices: found by its lowered text, which shows how
+    if any(isinstance(leaf, jax.Array) and leaf.sharding.device_set != {devices[0]}
+           for leaf in leaves):
+        return None  # other devices or several: found by its lowered text, which shows them
     context = jax_config_context()
-    if type(context) is object or not runtime_ready():  # a JAX this cannot serve
-        return None
+    source = _source_digest()
+    if type(context) is object or not runtime_ready() or source is None:
+        return None  # a JAX this cannot serve, or source files changed under this process
     parts = [
         name,
         _ADDRESS.sub("", str(tree)),
@@ -139,9 +144,8 @@ def named_path(name, args, donated, devices):
         repr([(d.platform, getattr(d, "device_kind", ""), d.id) for d in devices]),
         devices[0].client.platform_version,
         _ADDRESS.sub("", repr(context)),
-        repr((precision.mode(), D.DEFAULT_INT)),  # arraykit's defaults a trace could read
-        jax.__version__, jaxlib.__version__, np.__version__, sys.version,
-        _source_digest(),
+        repr(precision.mode()),  # precision, autocast and default dtype a trace could read
+        jax.__version__, jaxlib.__version__, np.__version__, sys.version, source,
     ]
     return os.path.join(directory, hashlib.sha256("\0".join(parts).encode()).hexdigest() + ".named")
 
@@ -176,7 +180,11 @@ def store_named(path, compiled, meta):
         pickle.dumps(out_tree)
     except Exception:  # noqa: BLE001 (a structure holding functions: the loader traces)
         out_tree = None
-    _write(path, pickle.dumps(({**meta, "out_tree": out_tree}, data)))
+    try:
+        entry = pickle.dumps(({**meta, "out_tree": out_tree}, data))
+    except Exception:  # noqa: BLE001 (the program runs, unstored)
+        return
+    _write(path, entry)
 
 
 def _leaf_text(leaf):
@@ -190,30 +198,51 @@ def _leaf_text(leaf):
     return type(leaf).__name__
 
 
+def _source_files():
+    """arraykit's Python source files, in a fixed order, with their sizes and
+    modification times."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                stat = os.stat(path)
+                found.append((path, os.path.relpath(path, root), stat.st_size, stat.st_mtime_ns))
+    return found
+
+
+_SOURCE_AT_IMPORT = _source_files()  # what this process runs (a few milliseconds)
+
+
 def _source_digest():
     """A SHA-256 of arraykit's Python source (computed once): kernels named alike by
-    two versions of arraykit are not the same program."""
+    two versions of arraykit are not the same program. None (no named entries) when
+    the files changed since this process imported arraykit: what it runs is not what
+    they say."""
     if not _SOURCE_DIGEST:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         digest = hashlib.sha256()
-        for folder, dirs, files in os.walk(root):
-            dirs.sort()
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    path = os.path.join(folder, name)
-                    digest.update(os.path.relpath(path, root).encode() + b"\0")
-                    with open(path, "rb") as file:
-                        digest.update(file.read())
-        _SOURCE_DIGEST.append(digest.hexdigest())
+        for path, relative, _, _ in _SOURCE_AT_IMPORT:
+            digest.update(relative.encode() + b"\0")
+            try:
+                with open(path, "rb") as file:
+                    digest.update(file.read())
+            except OSError:
+                break
+        unchanged = _source_files() == _SOURCE_AT_IMPORT
+        _SOURCE_DIGEST.append(digest.hexdigest() if unchanged else None)
     return _SOURCE_DIGEST[0]
 
 
 def devices_of(args):
     """The devices a program called with ``args`` (a pytree) runs on: those of its
-    first JAX array argument, else JAX's default device."""
-    for leaf in jax.tree.leaves(args):
-        if isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer):
-            return tuple(leaf.sharding.device_set)
+    first JAX array argument committed to its devices (JAX moves the others there),
+    else of its first JAX array argument, else JAX's default device."""
+    arrays = [leaf for leaf in jax.tree.leaves(args)
+              if isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer)]
+    for leaf in sorted(arrays, key=lambda a: not getattr(a, "_committed", True)):
+        return tuple(leaf.sharding.device_set)
     return (jax.devices()[0],)
 
 

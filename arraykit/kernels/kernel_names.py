@@ -50,7 +50,8 @@ def _write(value, parts):
         parts.append(")" if kind is tuple else "]")
         return True
     if kind is slice:
-        return _write(("slice", value.start, value.stop, value.step), parts)
+        parts.append("slice")
+        return _write((value.start, value.stop, value.step), parts)
     if value is Ellipsis:
         parts.append("...")
         return True

@@ -202,9 +202,10 @@ class _Compiled:
 
     def adopt(self, meta):
         """Take what :meth:`describe` stored, for a program loaded untraced."""
-        if self.layouts is None and meta["results"] is not None:
-            self.layouts = tuple(L.contiguous(shape) for shape, _ in meta["results"])
+        if self.layouts is None and meta["results"] is not None:  # dtypes first: layouts
+            # set is what other threads test
             self.dtypes = tuple(D.from_numpy(np.dtype(name)) for _, name in meta["results"])
+            self.layouts = tuple(L.contiguous(shape) for shape, _ in meta["results"])
         if callable(self._options):
             self._options = meta["options"]
 
@@ -772,8 +773,15 @@ def _set_options(entry, key, layouts, flags, leading, operands, platform):
         return compile_options(kernel, args, platform, sizes)
 
     if compilation_cache.get_compilation_cache_dir() is not None:
-        entry.name = kernel_names.stable_text((key, flags))
+        entry.name = kernel_names.stable_text((key, flags, options_inputs()))
     entry._options = options if entry.name is not None else options()
+
+
+def options_inputs():
+    """What :func:`compile_options` chooses from besides the kernel itself (a name in
+    the persistent cache must say it: the options are not computed before a load)."""
+    return (SMALL_KERNEL_ELEMENTS, tuple(sorted(FAST_COMPILE_WANTED.items())),
+            tuple(sorted(LARGE_COMPILE_WANTED.items())))
 
 
 def _is_cpu_view(x):
