@@ -101,6 +101,8 @@ y = ak.zeros((96, 64), device="cpu")
 y += x
 y[10:20] *= 3
 values["inplace"] = [float(y[15, 5]), float(y[5, 5])]
+m = ak.asarray(np.eye(3) * 2 + 0.25, device="cpu")  # LAPACK, which a lowering initializes
+values["inv"] = (ak.linalg.inv(m) @ m).tolist()
 traced = launch.cache_info()["traces"]
 grads = {}
 for n in map(int, sys.argv[2].split(",")):
@@ -148,6 +150,7 @@ def test_a_later_process_runs_named_kernels_untraced_and_gradients_stay_right(tm
     np.testing.assert_allclose(first["values"]["sum0"], (x * x).sum(axis=0)[:3], rtol=1e-5)
     np.testing.assert_allclose(first["values"]["sum1"], (x * x).sum(axis=1)[:3], rtol=1e-5)
     assert first["values"]["inplace"] == [float(x[15, 5] * 3), float(x[5, 5])]
+    np.testing.assert_allclose(first["values"]["inv"], np.eye(3), atol=1e-12)
 
 
 def test_corrupt_named_entries_are_compiled_and_written_again(tmp_path):

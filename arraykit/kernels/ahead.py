@@ -71,6 +71,15 @@ def _jitted(fn, options, donate_argnums, jit_options):
                    keep_unused=True, **{k: v for k, v in jit_options.items() if k != "keep_unused"})
 
 
+def resolved_options(holder):
+    """``holder._options``: compiler options, or a function giving them, called once
+    (its result kept) when first asked for."""
+    options = holder._options
+    if callable(options):
+        options = holder._options = options()
+    return options
+
+
 class FirstCall:
     """``jax.jit(fn, compiler_options=options, donate_argnums=donated)`` compiled by
     :func:`compile_named` for the arguments of its first eager call, and called
@@ -105,10 +114,7 @@ class FirstCall:
     @property
     def options(self):
         """The compiler options."""
-        options = self._options
-        if callable(options):
-            options = self._options = options()
-        return options
+        return resolved_options(self)
 
     def __call__(self, *args):
         run = self.run

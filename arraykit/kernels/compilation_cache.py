@@ -10,8 +10,7 @@ the same program for the same device, with the same compiler options, JAX and ja
 loads it instead of compiling it again. For ``arraykit.jit`` programs, size-bucket
 programs and kernels without a stable name, tracing and lowering still run (they are
 what identifies the program); only XLA's compilation is skipped. Named eager kernels
-(below) skip the lowering too, and the trace unless their result structure holds
-functions (autograd's forward-with-VJP programs).
+(below) skip the tracing and the lowering too.
 
 Opt in with :func:`set_compilation_cache_dir` or the environment variable
 ``ARRAYKIT_COMPILATION_CACHE`` (read when arraykit is imported). The cache is
@@ -26,14 +25,17 @@ platform version, and the JAX and jaxlib versions. An entry that cannot be loade
 that cannot be serialized (one with hoisted constants) is compiled and not stored.
 Eager kernels are also found by name, without tracing or lowering them: a program
 given a name (:mod:`.kernel_names`: the launcher's key of its kernel, written the
-same way in every process) is stored a second way, under a SHA-256 of that name, the
-structure and types of its arguments (a VJP's structure holds its linearized
-program's text), the donated inputs, the devices, the versions of JAX, jaxlib,
-NumPy and Python, JAX's configuration, arraykit's default dtypes and precision
-settings, and a digest of arraykit's own source, with
-what a later process needs besides the executable (its result structure where that
-can be stored, the kernel's result layouts and compiler options). A later process
-that builds the kernel loads it before tracing it.
+same way in every process; autograd's programs add the differentiated arguments, and
+a VJP program the signature of the forward it belongs to) is stored a second way,
+under a SHA-256 of that name, the structure and types of its arguments, the donated
+inputs, its one device, the versions of JAX, jaxlib, NumPy and Python, JAX's
+configuration, arraykit's precision settings and default dtype, and a digest of
+arraykit's source files as the process imported them (none once they changed
+under it). Beside the executable it keeps what a later process would otherwise
+trace for: the result structure, the kernel's result layouts and compiler options,
+a forward's analysis of what its VJP needs. A later process that builds the kernel
+loads it before tracing it; JAX's kernel libraries that a lowering would initialize
+are initialized first (:func:`arraykit.core.jax_compat.runtime_ready`).
 
 Files are written whole (a temporary file renamed into place), so processes sharing
 a directory never read a partial entry; a directory that cannot be written leaves

@@ -55,7 +55,7 @@ from ..core.jax_compat import fast_call, trace_state_clean
 from ..core.storage import Storage
 from . import size_buckets, strided
 from . import compilation_cache, kernel_names
-from .ahead import compile_named
+from .ahead import compile_named, resolved_options
 
 
 class _Stats:
@@ -188,10 +188,7 @@ class _Compiled:
     def options(self):
         """The compiler options (see :func:`compile_options`), found when first asked
         for where the build left a function giving them."""
-        options = self._options
-        if callable(options):
-            options = self._options = options()
-        return options
+        return resolved_options(self)
 
     def describe(self):
         """What the persistent cache keeps beside a named program of this kernel: its
