@@ -197,18 +197,22 @@ class Forward:
     ``kernel(*args)`` is the kernel as launched; ``mask[i]`` says whether argument
     ``i`` is differentiated; ``options`` are the kernel's compiler options, or a
     function giving them; ``cache_name`` is the kernel's name in the persistent
-    compilation cache (:mod:`arraykit.kernels.kernel_names`), or None. ``call(*args)`` returns ``(outputs, residuals)``, the
-    VJP's :class:`Residuals`. ``donating`` does the same and donates argument 0 (the target
-    buffer of an in-place kernel, ``inplace``: never forwarded, it is gone after the
-    write); ``nested`` is ``call`` without compiler ``options`` (the kernel's own, see
+    compilation cache (:mod:`arraykit.kernels.kernel_names`), or None.
+
+    ``call(*args)`` returns ``(outputs, residuals)``, the VJP's :class:`Residuals`.
+    ``donating`` does the same and donates argument 0 (the target buffer of an
+    in-place kernel, ``inplace``: never forwarded, it is gone after the write);
+    ``nested`` is ``call`` without compiler ``options`` (the kernel's own, see
     :func:`arraykit.kernels.launch.compile_options`), for use inside an outer JAX
     trace; ``pull`` runs the VJP, compiled with the same options. With the persistent
-    compilation cache on, all three are compiled ahead of time through it
-    (:class:`arraykit.kernels.ahead.FirstCall`). ``saved``: the
-    positions, among the differentiated arguments, whose values the VJP's residuals
-    depend on; ``outputs_read``: the outputs whose values they are computed from
-    (``exp``, ``tanh``, ``sqrt`` ... differentiate through their result, as
-    PyTorch's saved outputs), checked unchanged at backward time.
+    compilation cache on, ``call`` and ``donating`` are compiled ahead of time through
+    it (:class:`arraykit.kernels.ahead.FirstCall`), with this forward's analysis kept
+    beside them, and :meth:`pull_for` gives the VJP programs instead of ``pull``.
+
+    ``saved``: the positions, among the differentiated arguments, whose values the
+    VJP's residuals depend on; ``outputs_read``: the outputs whose values they are
+    computed from (``exp``, ``tanh``, ``sqrt`` ... differentiate through their
+    result, as PyTorch's saved outputs), checked unchanged at backward time.
     """
 
     __slots__ = ("call", "donating", "nested", "pull", "saved", "name", "kernel", "mask",

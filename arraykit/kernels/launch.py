@@ -498,7 +498,7 @@ def apply(fn, operands, static=(), device=None, multiple=False):
             outs = _call_again(entry, None, operands, layouts, bufs, error)
         if multiple:
             return _outputs(entry, outs, device, multiple)
-        layout, dtype, nbytes = (entry.results or output_specs(entry))[0]  # _outputs, inlined
+        layout, dtype, nbytes = (entry.results or output_specs(entry, outs))[0]  # _outputs, inlined
         return _make(Storage(outs[0], dtype, device, False, nbytes), layout, dtype)
     finally:
         _x64_restore(token)
@@ -689,7 +689,7 @@ def _call_recycling(entry, offsets, bufs, device):
 
 def _outputs(entry, outs, device, multiple):
     """New tensors over the output buffers ``outs`` of ``entry``."""
-    results = entry.results or output_specs(entry)
+    results = entry.results or output_specs(entry, outs)
     if not multiple:
         layout, dtype, nbytes = results[0]
         return _make(Storage(outs[0], dtype, device, False, nbytes), layout, dtype)
@@ -730,7 +730,7 @@ def _static_values(static):
     return [v.np if type(v) is D.DType else v for v in static]
 
 
-def output_specs(entry, outs=()):
+def output_specs(entry, outs):
     """(layout, dtype, bytes) of each output of ``entry`` (known once it has been
     traced, or from its results ``outs`` when it was loaded untraced from the
     persistent cache), cached on it."""
