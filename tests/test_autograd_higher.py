@@ -204,6 +204,23 @@ def test_create_graph_through_views_and_inplace_writes():
     close(h, th, rtol=1e-9)
 
 
+def test_create_graph_through_one_view_kernel_over_storages_of_two_sizes_vs_torch():
+    # one kernel (the views' layouts are equal) recorded over storages of 10 and then 20
+    # elements: the second double backward must use its own storage's shape
+    for n in (10, 20):
+        values = np.arange(n, dtype=np.float32) / n
+        results = []
+        for lib in (ak, torch):
+            a = (ak.asarray(values, device="cpu") if lib is ak else torch.tensor(values)).requires_grad_()
+            b = a * 1.0
+            y = (b[:3] + b[1:4] * b[2:5]).sum()
+            g, = (ak.autograd if lib is ak else torch.autograd).grad(y, a, create_graph=True)
+            (g * g).sum().backward()
+            results.append((np.asarray(g.detach().numpy()), np.asarray(a.grad.numpy())))
+        for got, want in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_create_graph_grad_outputs_that_require_grad():
     x_values, v_values = RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, 3)
     x, v = f64(x_values), f64(v_values)

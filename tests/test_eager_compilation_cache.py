@@ -105,6 +105,15 @@ def test_first_call_serves_other_arguments_and_traces():
     np.testing.assert_array_equal(inside, [1.0, 3.0])
 
 
+def test_first_call_made_ready_for_other_arguments_serves_every_call():
+    call = FirstCall(_double, None, (), jax.jit(_double))
+    call.ready(jnp.arange(3.0))  # compiled for arguments its first call does not pass
+    for _ in range(2):
+        np.testing.assert_array_equal(call(jnp.arange(4.0)), [0.0, 2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(call(jnp.arange(3.0)), [0.0, 2.0, 4.0])
+    assert call.general
+
+
 def test_first_call_under_a_trace_compiles_nothing():
     calls = []
 

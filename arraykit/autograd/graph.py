@@ -375,8 +375,8 @@ class Forward:
         diff = [i for i, m in enumerate(self.mask) if m]
         self.avals = tuple(avals)
         self.needed = frozenset(d for d in deps if not isinstance(d, _OutputMark))
-        self.saved = tuple(k for k, i in enumerate(diff) if i in deps)
         self.outputs_read = tuple(sorted(d.index for d in deps if isinstance(d, _OutputMark)))
+        self.saved = tuple(k for k, i in enumerate(diff) if i in deps)  # last: the flag
 
 
 def _signature(args):
@@ -761,13 +761,14 @@ def _gather_body(ct, layout):
 
 def _graph_vjp(*values):
     """The body of a ``create_graph`` VJP kernel: ``values`` are the values of the
-    arguments the VJP needs and the present output cotangents, then ``forward`` and
-    ``pattern`` (static): per output, ``(kind, shape, dtype)`` with kind ``ct``
-    (given), ``zeros`` or ``float0`` (a non-differentiable output)."""
-    *values, forward, pattern = values
+    arguments the VJP needs and the present output cotangents, then ``forward``, the
+    ``signature`` of the recorded call's arguments and ``pattern`` (static): per
+    output, ``(kind, shape, dtype)`` with kind ``ct`` (given), ``zeros`` or ``float0``
+    (a non-differentiable output)."""
+    *values, forward, signature, pattern = values
     it = iter(values)
     args = []
-    for i, aval in enumerate(forward.avals):
+    for i, aval in enumerate(_avals_of(signature)):
         if aval is None:
             args.append(None)
         elif i in forward.needed:
@@ -816,7 +817,8 @@ def graph_pull(node, out_cts, tensor_type):
         else:
             pattern.append(("ct", None, None))
             operands.append(ct)
-    return apply(_graph_vjp, operands, static=(node.forward, tuple(pattern)), multiple=True)
+    return apply(_graph_vjp, operands, static=(node.forward, node.vjp.signature, tuple(pattern)),
+                 multiple=True)
 
 
 def _accumulate(cts, version, ct, ops):

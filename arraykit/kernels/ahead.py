@@ -123,7 +123,8 @@ class FirstCall:
                 return self.nested(*args)
             compiled = self.compiled or self.ready(*args)
             result = self._call(compiled, args)
-            self.run = fast_call(compiled)  # JAX's C++ path exists after one call
+            if not self.general:  # the executable served these arguments
+                self.run = fast_call(compiled)  # JAX's C++ path exists after one call
             return result
         return self._call(run, args)
 
@@ -143,10 +144,12 @@ class FirstCall:
             if not trace_state_clean():
                 return self.nested(*args)
             if self.general:
+                if run is not self.run:  # another call put the jax.jit wrapper in place
+                    return self.run(*args)
                 raise
-            self.general = True
             self.run = jax.jit(self.fn, compiler_options=self.options,
                                donate_argnums=self.donated, **self.jit_options)
+            self.general = True
             return self.run(*args)
 
 

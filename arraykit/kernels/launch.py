@@ -812,8 +812,8 @@ def _build_apply(key, fn, static, multiple, layouts, bufs, platform, dynamic=Tru
                 _STATS.traces += 1
                 out = fn(*_read_all(layouts, flags, offsets, bufs), *_static_values(static))
                 outs = out if multiple else (out,)
-                entry.layouts = tuple(L.contiguous(o.shape) for o in outs)
-                entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)
+                entry.dtypes = tuple(D.from_numpy(o.dtype) for o in outs)  # before layouts:
+                entry.layouts = tuple(L.contiguous(o.shape) for o in outs)  # see output_specs
                 return tuple(outs)
 
             return kernel
