@@ -31,7 +31,7 @@ from ..core import dtypes as D
 from ..core import gradient_writers
 from ..core import layout as L
 from ..core import x64
-from ..core.jax_compat import eval_jaxpr, trace_state_clean
+from ..core.jax_compat import eval_jaxpr, trace_state_clean, weak_type
 from ..core.storage import Storage, gradient_made
 from ..kernels import strided
 from ..kernels import compilation_cache
@@ -316,7 +316,7 @@ class Forward:
         for a, aval in zip(args, self.avals):
             if (a is None) is not (aval is None) or (
                     aval is not None and (np.shape(a) != aval.shape or a.dtype != aval.dtype
-                                          or _weak_type(a) != aval.weak_type)):
+                                          or weak_type(a) != aval.weak_type)):
                 return False
         return len(args) == len(self.avals)
 
@@ -382,7 +382,7 @@ class Forward:
 def _signature(args):
     """Shape, dtype and weak type of each argument (None for None): what a trace of a
     kernel reads of its arguments, written so that it can be stored."""
-    return tuple(None if a is None else (tuple(np.shape(a)), np.dtype(a.dtype).name, _weak_type(a))
+    return tuple(None if a is None else (tuple(np.shape(a)), np.dtype(a.dtype).name, weak_type(a))
                  for a in args)
 
 
@@ -393,13 +393,6 @@ def _avals_of(signature):
 
 def _suffixed(prefix, suffix):
     return None if prefix is None else prefix + suffix
-
-
-def _weak_type(value):
-    """Whether JAX treats ``value`` (an array, a tracer or a ``ShapeDtypeStruct``) as
-    weakly typed (a Python scalar's promotion)."""
-    aval = getattr(value, "aval", value)
-    return bool(getattr(aval, "weak_type", False))
 
 
 class _OutputMark:
@@ -656,8 +649,8 @@ def _zeros(out):
         return jnp.zeros(*key)
     make = _ZEROS.get(key)
     if make is None:
-        make = _ZEROS[key] = PerSignature(functools.partial(jnp.zeros, *key),
-                                          stable_text((_zeros, key)))
+        zeros = functools.partial(jnp.zeros, *key)
+        make = _ZEROS[key] = FirstCall(zeros, None, (), jax.jit(zeros), stable_text((_zeros, key)))
     return make()
 
 

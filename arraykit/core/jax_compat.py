@@ -67,6 +67,13 @@ def runtime_ready():
     return _RUNTIME_READY[0]
 
 
+def weak_type(value):
+    """Whether JAX treats ``value`` (an array, a tracer or a ``ShapeDtypeStruct``) as
+    weakly typed (a Python scalar's promotion); False for NumPy values."""
+    aval = getattr(value, "aval", value)
+    return bool(getattr(aval, "weak_type", False))
+
+
 def eval_jaxpr(jaxpr, consts, *args):
     """Run ``jaxpr`` with its constant variables bound to ``consts`` on ``args``."""
     return _extend_core.jaxpr_as_fun(_extend_core.ClosedJaxpr(jaxpr, list(consts)))(*args)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax
 
-from ..core.jax_compat import fast_call, trace_state_clean
+from ..core.jax_compat import fast_call, trace_state_clean, weak_type
 from . import compilation_cache
 
 
@@ -170,8 +170,7 @@ class PerSignature:
     def __call__(self, *args):
         if compilation_cache.get_compilation_cache_dir() is None or not trace_state_clean():
             return self.jitted(*args)
-        key = tuple((a.shape, a.dtype, getattr(a, "weak_type", False), getattr(a, "sharding", None))
-                    for a in args)
+        key = tuple((a.shape, a.dtype, weak_type(a), getattr(a, "sharding", None)) for a in args)
         call = self.calls.get(key)
         if call is None:
             call = self.calls[key] = FirstCall(self.fn, None, (), self.jitted, self.name)

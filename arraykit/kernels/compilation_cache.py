@@ -59,7 +59,7 @@ import numpy as np
 from jax.experimental import serialize_executable
 
 from ..core import precision
-from ..core.jax_compat import jax_config_context, runtime_ready
+from ..core.jax_compat import jax_config_context, runtime_ready, weak_type
 
 ENVIRONMENT_VARIABLE = "ARRAYKIT_COMPILATION_CACHE"
 
@@ -194,7 +194,7 @@ def _leaf_text(leaf):
     type and sharding of an array; the type of anything else (traced as a weakly
     typed scalar)."""
     if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
-        weak = bool(getattr(getattr(leaf, "aval", None), "weak_type", False))
+        weak = weak_type(leaf)
         sharding = _ADDRESS.sub("", repr(getattr(leaf, "sharding", None)))  # one device's
         return f"{type(leaf).__name__}{np.shape(leaf)}{np.dtype(leaf.dtype).name}{weak:d}{sharding}"
     return type(leaf).__name__
