@@ -49,7 +49,7 @@ from ..core.jax_compat import trace_state_clean
 from ..kernels import compilation_cache
 from ..kernels.ahead import FirstCall
 from ..kernels.kernel_names import stable_text
-from ..kernels.launch import apply, call_or_nested, compile_options, options_inputs
+from ..kernels.launch import apply, call_or_nested, compile_options, eager_jit, options_inputs
 from ..tensors.tensor_type import Tensor
 from . import torch_keywords as T
 from .naming import named
@@ -156,8 +156,7 @@ def _launch(fn, static, device, numel, *args):
         nested = jax.jit(body, out_shardings=placed)
         name = _kernel_name(fn, static, device)
         if name is None:
-            call = jax.jit(body, out_shardings=placed,
-                           compiler_options=compile_options(body, args, device.platform))
+            call = eager_jit(body, compile_options(body, args, device.platform), out_shardings=placed)
         else:  # through the persistent compilation cache, found by name
             call = FirstCall(body, functools.partial(compile_options, body, args, device.platform),
                              (), nested, name, devices=(device,), out_shardings=placed)

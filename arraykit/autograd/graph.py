@@ -38,7 +38,8 @@ from ..kernels import compilation_cache
 from ..kernels.ahead import FirstCall, PerSignature
 from ..kernels.kernel_names import stable_text
 from ..kernels.export import dense_values
-from ..kernels.launch import Locks, apply, call_or_nested
+from ..kernels.launch import Locks, apply, call_or_nested, eager_jit
+from ..kernels.tiers import TIERED
 from .mode import no_grad
 from jax.extend.core import Literal
 
@@ -252,9 +253,12 @@ class Forward:
         self.nested = jax.jit(forward)
         if compilation_cache.get_compilation_cache_dir() is None:
             options = options() if callable(options) else options
-            self.call = jax.jit(forward, compiler_options=options)
-            self.donating = jax.jit(forward, donate_argnums=0, compiler_options=options)
-            self.pull = _pull if options is None else _pull_with(options)
+            self.call = eager_jit(forward, options)
+            self.donating = eager_jit(forward, options, donate_argnums=0)
+            if options == TIERED:  # its own, tiered as the forward is
+                self.pull = eager_jit(_run_vjp, options)
+            else:
+                self.pull = _pull if options is None else _pull_with(options)
             self.pulls = None
         else:  # compiled ahead of time, through the persistent cache, found by name
             self.prefix = None if cache_name is None else f"{cache_name}|{mask}|"

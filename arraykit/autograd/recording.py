@@ -55,6 +55,10 @@ class Recorder:
     def __init__(self, tensor_type):
         self.tensor = tensor_type
 
+    def recording(self):
+        """Whether kernels are recorded now (grad mode on in this thread)."""
+        return is_grad_enabled()
+
     def apply(self, entry, fn, operands, layouts, bufs, offsets, device, multiple):
         """Run and record a reading kernel; None when nothing is differentiated."""
         if not is_grad_enabled():

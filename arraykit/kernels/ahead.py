@@ -14,6 +14,7 @@ import jax
 
 from ..core.jax_compat import fast_call, trace_state_clean, weak_type
 from . import compilation_cache
+from .tiers import final_options
 
 
 def compile_ahead(fn, args, options=None, donate_argnums=(), devices=None, **jit_options):
@@ -38,6 +39,11 @@ def compile_named(name, fn, args, options, donate_argnums=(), describe=None, ado
     its arguments do not say (a creation kernel placing its result by
     ``out_shardings``)."""
     donate_argnums = _positions(donate_argnums)
+    given = options
+
+    def options():
+        return final_options(given())
+
     devices = compilation_cache.devices_of(args) if devices is None else tuple(devices)
     path = compilation_cache.named_path(name, args, donate_argnums, devices)
     if path is None:
@@ -147,7 +153,7 @@ class FirstCall:
                 if run is not self.run:  # another call put the jax.jit wrapper in place
                     return self.run(*args)
                 raise
-            self.run = jax.jit(self.fn, compiler_options=self.options,
+            self.run = jax.jit(self.fn, compiler_options=final_options(self.options),
                                donate_argnums=self.donated, **self.jit_options)
             self.general = True
             return self.run(*args)

@@ -31,8 +31,11 @@ vector and scalar loops do. Larger CPU kernels get the classic emitters only
 (:func:`large_compile_options`): they compile in about two thirds of the time and
 run as fast (a ResNet's first eager step: ``benchmarks/bench_models.py
 --startup-runs``), except kernels that convolve or compute a transcendental
-function, which keep XLA's defaults (their code, a convolution's gradient or an
-LSTM cell, runs faster there). A kernel's backward program gets its forward's options.
+function, whose code (a convolution's gradient, an LSTM cell) runs faster under
+XLA's defaults: with the persistent compilation cache off they are compiled in
+tiers (:mod:`.tiers`), the classic emitters first and XLA's defaults on a
+background thread, with the same values. A kernel's backward program gets its
+forward's options.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from ..core.storage import Storage
 from . import size_buckets, strided
 from . import compilation_cache, kernel_names
 from .ahead import compile_named, resolved_options
+from .tiers import TIERED, TieredJit, final_options
 
 
 class _Stats:
@@ -102,6 +106,7 @@ def is_tensor(x):
 def register_recorder(recorder):
     """Install autograd's recorder (called once by :mod:`arraykit.autograd`).
 
+    ``recorder.recording()`` says whether it records now;
     ``recorder.apply(entry, fn, operands, layouts, bufs, offsets, device, multiple)``
     and ``recorder.apply_inplace(entry, fn, target, operands, aliases, inputs,
     offsets)`` run a kernel whose operands' storages carry autograd versions
@@ -109,6 +114,12 @@ def register_recorder(recorder):
     when nothing is to be recorded.
     """
     _RECORDER.append(recorder)
+
+
+def recording():
+    """Whether autograd's recorder is installed and would record kernels now (grad
+    mode on in this thread)."""
+    return bool(_RECORDER) and _RECORDER[0].recording()
 
 
 def cache_info():
@@ -220,7 +231,7 @@ class _Compiled:
         return it. A wrapper already there is returned as it is."""
         if slot in self.general:
             return getattr(self, slot)
-        wrapper = jax.jit(_SLOT_KERNELS[slot](self.kernel), compiler_options=self.options,
+        wrapper = jax.jit(_SLOT_KERNELS[slot](self.kernel), compiler_options=final_options(self.options),
                           **_SLOT_OPTIONS[slot])
         setattr(self, slot, wrapper)
         self.general += (slot,)
@@ -247,6 +258,10 @@ def _compiling(entry, slot):
     def first_call(*args):
         if not trace_state_clean():
             return entry.nested(*args)
+        if compilation_cache.get_compilation_cache_dir() is None and entry.options == TIERED:
+            tiered = eager_jit(_SLOT_KERNELS[slot](entry.kernel), TIERED, **_SLOT_OPTIONS[slot])
+            setattr(entry, slot, tiered)
+            return tiered(*args)
         name = None if entry.name is None else f"{entry.name}|{slot}"
         compiled = compile_named(name, _SLOT_KERNELS[slot](entry.kernel), args, lambda: entry.options,
                                  _SLOT_OPTIONS[slot].get("donate_argnums", ()), entry.describe,
@@ -276,6 +291,15 @@ def large_compile_options():
     return _accepted(LARGE_COMPILE_WANTED, _LARGE_COMPILE_ACCEPTED)
 
 
+def eager_jit(fn, options, **jit_options):
+    """``jax.jit(fn, compiler_options=options, **jit_options)`` for eager calls; with
+    :data:`.tiers.TIERED` options and the persistent compilation cache off, a
+    :class:`.tiers.TieredJit` (the classic emitters first, XLA's defaults later)."""
+    if options == TIERED and compilation_cache.get_compilation_cache_dir() is None:
+        return TieredJit(fn, large_compile_options(), **jit_options)
+    return jax.jit(fn, compiler_options=final_options(options), **jit_options)
+
+
 def _accepted(wanted, memo):
     if not memo:
         if not _cpu_compiler_accepts(wanted):
@@ -296,7 +320,8 @@ def _cpu_compiler_accepts(options):
 def compile_options(kernel, args, platform, in_sizes=()):
     """XLA options for compiling ``kernel`` on the CPU: :func:`fast_compile_options`
     when small, else :func:`large_compile_options` unless it convolves or computes a
-    transcendental function; None elsewhere and inside a trace.
+    transcendental function, which is compiled in tiers (:data:`.tiers.TIERED`: those
+    options first, XLA's defaults later); None elsewhere and inside a trace.
 
     A kernel is small on the CPU when ``in_sizes`` (element counts of what it reads)
     and its results all have at most ``SMALL_KERNEL_ELEMENTS`` elements; the result
@@ -308,7 +333,10 @@ def compile_options(kernel, args, platform, in_sizes=()):
     results = jax.tree.leaves(traced.out_info)
     if max((*in_sizes, *(r.size for r in results)), default=0) <= SMALL_KERNEL_ELEMENTS:
         return fast_compile_options()
-    return None if _wants_default_emitters(traced.jaxpr.jaxpr) else large_compile_options()
+    large = large_compile_options()
+    if _wants_default_emitters(traced.jaxpr.jaxpr):
+        return None if large is None else TIERED
+    return large
 
 
 _DEFAULT_EMITTED = frozenset({

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..kernels.launch import apply_inplace
 from .optimizer import (
     Optimizer,
     adam_hyper_values,
@@ -80,6 +79,8 @@ class Adam(Optimizer):
     def _hyper_values(self, group):
         return adam_hyper_values(group)
 
+    _batched = True
+
     def _slots(self, group):
         slots = [("step", True), ("exp_avg", False), ("exp_avg_sq", False)]
         return slots + [("max_exp_avg_sq", False)] if group["amsgrad"] else slots
@@ -90,8 +91,8 @@ class Adam(Optimizer):
         decoupled = bool(group["decoupled_weight_decay"])
         l2 = group["weight_decay"] != 0 and not decoupled
         operands = (grad, p, hyper) if l2 else (grad, hyper)
-        apply_inplace(_adam_state, flat, operands, ((bool(group["maximize"]), l2, amsgrad),))
-        apply_inplace(_adam_param, p, (flat, hyper), (decoupled, amsgrad))
+        self._write(_adam_state, flat, operands, ((bool(group["maximize"]), l2, amsgrad),))
+        self._write(_adam_param, p, (flat, hyper), (decoupled, amsgrad))
 
 
 class AdamW(Adam):

@@ -16,6 +16,7 @@ reaches the compiled step without recompiling it.
 from __future__ import annotations
 
 import collections
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -27,9 +28,49 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..core.devices import fitted
 from ..core.storage import made_as_inputs, tracing_here
+from ..kernels.foreach import apply_inplace_many
+from ..kernels.launch import apply_inplace
 from ..tensors.tensor_type import Tensor
 
 __all__ = ["Optimizer"]
+
+
+def _run_batched(writes):
+    """Run the queued writes of a group's parameters (one list per parameter, in the
+    order its update made them): the k-th writes of all parameters together, one
+    program per kernel, when no parameter's writes touch a storage another one's
+    write; else each parameter's in turn, as written."""
+    if not _independent(writes):
+        for queue in writes:
+            for fn, target, operands, static in queue:
+                apply_inplace(fn, target, operands, static)
+        return
+    for stage in itertools.zip_longest(*writes):
+        batches = {}
+        for write in stage:
+            if write is not None:
+                fn, target, operands, static = write
+                targets, operand_lists = batches.setdefault((fn, static), ([], []))
+                targets.append(target)
+                operand_lists.append(operands)
+        for (fn, static), (targets, operand_lists) in batches.items():
+            apply_inplace_many(fn, targets, operand_lists, static)
+
+
+def _independent(writes):
+    """Whether no parameter's queued writes write a storage that another parameter's
+    writes read or write."""
+    owner = {}
+    for i, queue in enumerate(writes):
+        for _, target, _, _ in queue:
+            if owner.setdefault(id(target._storage), i) != i:
+                return False
+    for i, queue in enumerate(writes):
+        for _, _, operands, _ in queue:
+            for x in operands:
+                if isinstance(x, Tensor) and owner.get(id(x._storage), i) != i:
+                    return False
+    return True
 
 
 def state_dtype(p):
@@ -287,6 +328,7 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for index, group in enumerate(self.param_groups):
+                writes = []  # per parameter, the writes its _update queued (see _write)
                 for p in group["params"]:
                     grad = p.grad
                     if grad is None:
@@ -299,8 +341,30 @@ class Optimizer:
                             state = self._new_state(p, group)
                         if state:
                             self.state[p] = state
-                    self._update(p, grad, state, hyper, group, fresh)
+                    if not self._batched:
+                        self._update(p, grad, state, hyper, group, fresh)
+                        continue
+                    self._queue = []
+                    try:
+                        self._update(p, grad, state, hyper, group, fresh)
+                        writes.append(self._queue)
+                    finally:
+                        self._queue = None
+                _run_batched(writes)
         return loss
+
+    _batched = False  # set by subclasses whose _update only writes through _write
+    _queue = None
+
+    def _write(self, fn, target, operands, static=()):
+        """An in-place write of :meth:`_update`: queued during :meth:`step` when the
+        class is ``_batched`` (the same write of every parameter of the group then runs
+        as one program, :func:`arraykit.kernels.foreach.apply_inplace_many`), else run
+        now."""
+        if self._queue is None:
+            apply_inplace(fn, target, operands, static)
+        else:
+            self._queue.append((fn, target, tuple(operands), static))
 
     def state_dict(self):
         """``{'state': {index: {name: tensor}}, 'param_groups': [{options, 'params': [index]}]}``

@@ -3,7 +3,6 @@ Nesterov, weight decay, maximize)."""
 
 from __future__ import annotations
 
-from ..kernels.launch import apply_inplace
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -62,20 +61,22 @@ class SGD(Optimizer):
                         differentiable=False, fused=None)
         super().__init__(params, defaults)
 
+    _batched = True
+
     def _slots(self, group):
         return [("momentum_buffer", False)] if group["momentum"] != 0 else []
 
     def _update(self, p, grad, state, hyper, group, fresh):
         maximize, decay = bool(group["maximize"]), group["weight_decay"] != 0
         if group["momentum"] == 0:
-            apply_inplace(_sgd_param, p, (grad, hyper), ((maximize, decay, False, False),))
+            self._write(_sgd_param, p, (grad, hyper), ((maximize, decay, False, False),))
             return
         buf = state["momentum_buffer"]
         operands = (grad, p, hyper) if decay else (grad, hyper)
         # the first step's buffer is the direction itself; with no dampening the general
         # rule gives that from the zeroed buffer, and one kernel serves every step
         first = fresh and group["dampening"] != 0
-        apply_inplace(_sgd_buffer, buf, operands, (maximize, decay, first))
+        self._write(_sgd_buffer, buf, operands, (maximize, decay, first))
         nesterov = bool(group["nesterov"])
         operands = (grad, buf, hyper) if nesterov else (buf, hyper)
-        apply_inplace(_sgd_param, p, operands, ((maximize, decay, True, nesterov),))
+        self._write(_sgd_param, p, operands, ((maximize, decay, True, nesterov),))

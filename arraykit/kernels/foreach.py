@@ -1,0 +1,139 @@
+"""One program for the same in-place write into many tensors (PyTorch's ``foreach``).
+
+An optimizer's step writes each parameter (and each state tensor) with the same
+kernel. Done one tensor at a time, a model with twenty parameter shapes compiles
+twenty programs on its first step and launches twenty on every step;
+:func:`apply_inplace_many` compiles and launches one, when every write qualifies.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from ..core import layout as L
+from ..core import storage as S
+from ..core import x64
+from ..core.jax_compat import trace_state_clean
+from . import launch
+
+_PROGRAMS = {}
+_PROGRAM_LIMIT = 256
+
+
+def apply_inplace_many(fn, targets, operand_lists, static=()):
+    """``launch.apply_inplace(fn, t, ops, static)`` for each target ``t`` and its
+    operands ``ops``, as one compiled program when every write qualifies: an eager
+    call, nothing recorded by autograd, every target and tensor operand the whole of
+    its storage (contiguous, the storage's dtype) with a buffer on one device, no
+    storage written by two of the writes or written by one and read by another.
+    Otherwise one ``apply_inplace`` each, in order. The values are the same either
+    way."""
+    targets = list(targets)
+    operand_lists = [tuple(ops) for ops in operand_lists]
+    plan = _plan(targets, operand_lists) if len(targets) > 1 else None
+    if plan is None:
+        for target, operands in zip(targets, operand_lists):
+            launch.apply_inplace(fn, target, operands, static)
+        return
+    written, read, device = plan
+    token = x64.on()
+    try:
+        with launch.Locks(written + read):
+            if not all(_on_device(st) for st in written + read):  # moved meanwhile
+                ran = False
+            else:
+                _run(fn, static, targets, operand_lists, written, device)
+                ran = True
+    finally:
+        x64.off(token)
+    if not ran:
+        for target, operands in zip(targets, operand_lists):
+            launch.apply_inplace(fn, target, operands, static)
+
+
+def _plan(targets, operand_lists):
+    """``(written storages, read storages, device)`` when the writes qualify, else None."""
+    if (not trace_state_clean() or S.tracing_here() or S._trace is not None
+            or launch.recording()):
+        return None
+    written, read = [], []
+    seen = set()
+    device = targets[0]._storage.device
+    for target, operands in zip(targets, operand_lists):
+        st = target._storage
+        if id(st) in seen or not _whole(target, device):
+            return None
+        seen.add(id(st))
+        written.append(st)
+        for x in operands:
+            if not launch.is_tensor(x) or not _whole(x, device):
+                return None
+            if x._storage is not st:
+                read.append(x._storage)
+    if any(id(st) in seen for st in read):
+        return None
+    return written, read, device
+
+
+def _whole(x, device):
+    """Whether tensor ``x`` is the whole of its storage, in its dtype, on ``device``."""
+    st = x._storage
+    layout = x._layout
+    return (st.device == device and x._dtype == st.dtype and layout.offset == 0
+            and layout.numel == st.size() and L.is_contiguous(layout) and _on_device(st))
+
+
+def _on_device(st):
+    buf = st._buffer
+    return isinstance(buf, jax.Array) and not isinstance(buf, jax.core.Tracer)
+
+
+def _run(fn, static, targets, operand_lists, written, device):
+    """Run the program over the storages' buffers and install its results (the
+    caller holds every lock)."""
+    for st in written:
+        st._host = None  # a host view would keep the old buffer from being donated
+    donate = all(st.donatable(1) for st in written)
+    bufs = [st._buffer for st in written]
+    operands, layout = [], []
+    for target, ops in zip(targets, operand_lists):
+        alias = tuple(x._storage is target._storage for x in ops)
+        operands.append([x._storage._buffer for x, same in zip(ops, alias) if not same])
+        layout.append((target._layout.shape, alias,
+                       tuple(x._layout.shape for x, same in zip(ops, alias) if not same)))
+    layout = tuple(layout)
+    key = (fn, static, donate, layout, tuple(b.dtype for b in bufs),
+           tuple(b.dtype for ops in operands for b in ops), device)
+    program = _PROGRAMS.get(key)
+    if program is None:
+        if len(_PROGRAMS) >= _PROGRAM_LIMIT:
+            _PROGRAMS.clear()
+        program = _PROGRAMS[key] = _compiled(fn, static, layout, donate, bufs, operands, device)
+    new = program(bufs, operands)
+    for st, buf in zip(written, new):
+        st._buffer = buf
+        st.shared = st.exported = False
+        st.version += 1
+
+
+def _compiled(fn, static, layout, donate, bufs, operands, device):
+    """The program writing ``fn``'s values into every target buffer; ``layout`` per
+    write: the target's shape, which operands are the target itself, the others'
+    shapes."""
+
+    def program(targets, operand_lists):
+        results = []
+        for buf, ops, (shape, alias, shapes) in zip(targets, operand_lists, layout):
+            cur = buf.reshape(shape)
+            rest = iter(zip(ops, shapes))
+            values = [cur if same else _shaped(*next(rest)) for same in alias]
+            results.append(fn(cur, *values, *static).astype(buf.dtype).reshape(buf.shape))
+        return results
+
+    sizes = [b.size for b in bufs] + [b.size for ops in operands for b in ops]
+    options = launch.compile_options(program, (bufs, operands), device.platform, sizes)
+    return launch.eager_jit(program, options, donate_argnums=(0,) if donate else ())
+
+
+def _shaped(buf, shape):
+    return buf.reshape(shape)
