@@ -53,8 +53,7 @@ def apply_inplace_many(fn, targets, operand_lists, static=()):
 
 def _plan(targets, operand_lists):
     """``(written storages, read storages, device)`` when the writes qualify, else None."""
-    if (not trace_state_clean() or S.tracing_here() or S._trace is not None
-            or launch.recording()):
+    if not trace_state_clean() or S.tracing_here() or S._trace is not None:
         return None
     written, read = [], []
     seen = set()
@@ -72,6 +71,8 @@ def _plan(targets, operand_lists):
                 read.append(x._storage)
     if any(id(st) in seen for st in read):
         return None
+    if launch.recording() and any(st.node is not None for st in written + read):
+        return None  # autograd records these writes (or refuses them), one at a time
     return written, read, device
 
 
