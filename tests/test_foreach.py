@@ -5,6 +5,10 @@ where storages are shared or tensors are not whole storages."""
 
 from __future__ import annotations
 
+import threading
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
@@ -190,3 +194,70 @@ def test_a_batched_step_under_arraykit_jit_equals_the_eager_one(monkeypatch):
 
     for a, b in zip(run(True), run(False)):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_foreach_false_writes_one_parameter_at_a_time(monkeypatch):
+    runs = _counting_programs(monkeypatch)
+    params = [nn.Parameter(t) for t in _tensors(6)]
+    opt = SGD(params, lr=0.1, momentum=0.9, foreach=False)
+    for p in params:
+        p.grad = ak.ones_like(p)
+    opt.step()
+    assert runs == []
+    SGD(params, lr=0.1, momentum=0.9).step()
+    assert runs == [len(SHAPES), len(SHAPES)]
+
+
+def test_a_batched_step_keeps_exported_buffers(monkeypatch):
+    runs = _counting_programs(monkeypatch)
+    params = [nn.Parameter(_on_device(np.arange(n, dtype=np.float32))) for n in (3, 4)]
+    opt = SGD(params, lr=0.1)
+    for p in params:
+        p.grad = ak.ones(p.shape)
+    leaf = jax.tree.leaves(params[0])[0]  # an export: the values of the moment it was taken
+    opt.step()
+    assert runs == [2]
+    assert not leaf.is_deleted()
+    np.testing.assert_array_equal(np.asarray(leaf), [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(params[0].numpy(), [-0.1, 0.9, 1.9], rtol=1e-6)
+
+
+def test_an_operand_viewing_its_target_in_another_shape_is_read_as_that_view(monkeypatch):
+    runs = _counting_programs(monkeypatch)
+
+    def add_row_sums(cur, x):
+        return cur + jnp.cumsum(x, -1).reshape(cur.shape)
+
+    targets = [_on_device(np.arange(12, dtype=np.float32)) for _ in range(2)]
+    expected = [t.clone() for t in targets]
+    for t in expected:
+        apply_inplace(add_row_sums, t, (t.view(3, 4),))
+    foreach.apply_inplace_many(add_row_sums, targets, [(t.view(3, 4),) for t in targets])
+    for t, e in zip(targets, expected):
+        np.testing.assert_array_equal(t.numpy(), e.numpy())
+    assert runs == []
+
+
+def test_one_optimizer_stepped_from_two_threads_loses_no_update():
+    params = [nn.Parameter(_on_device(np.zeros(n, np.float32))) for n in range(1, 9)]
+    opt = SGD(params, lr=1.0)
+    for p in params:
+        p.grad = ak.ones(p.shape)
+    opt.step()
+    errors = []
+
+    def steps():
+        try:
+            for _ in range(200):
+                opt.step()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=steps) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for p in params:
+        np.testing.assert_array_equal(p.numpy(), np.full(p.shape, -401.0, np.float32))

@@ -24,8 +24,9 @@ def apply_inplace_many(fn, targets, operand_lists, static=()):
     """``launch.apply_inplace(fn, t, ops, static)`` for each target ``t`` and its
     operands ``ops``, as one compiled program when every write qualifies: an eager
     call, nothing recorded by autograd, every target and tensor operand the whole of
-    its storage (contiguous, the storage's dtype) with a buffer on one device, no
-    storage written by two of the writes or written by one and read by another.
+    its storage (contiguous, the storage's dtype) with a buffer on one device, an
+    operand on its target's storage the target itself, no storage written by two of
+    the writes or written by one and read by another.
     Otherwise one ``apply_inplace`` each, in order. The values are the same either
     way."""
     targets = list(targets)
@@ -69,6 +70,8 @@ def _plan(targets, operand_lists):
                 return None
             if x._storage is not st:
                 read.append(x._storage)
+            elif x._layout != target._layout:  # the target itself in another shape
+                return None
     if any(id(st) in seen for st in read):
         return None
     if launch.recording() and any(st.node is not None for st in written + read):
@@ -94,8 +97,8 @@ def _run(fn, static, targets, operand_lists, written, device):
     caller holds every lock)."""
     for st in written:
         st._host = None  # a host view would keep the old buffer from being donated
-    donate = all(st.donatable(1) for st in written)
     bufs = [st._buffer for st in written]
+    donate = all(st.donatable(1) for st in written)  # the list holds one reference each
     operands, layout = [], []
     for target, ops in zip(targets, operand_lists):
         alias = tuple(x._storage is target._storage for x in ops)
@@ -127,7 +130,7 @@ def _compiled(fn, static, layout, donate, bufs, operands, device):
         for buf, ops, (shape, alias, shapes) in zip(targets, operand_lists, layout):
             cur = buf.reshape(shape)
             rest = iter(zip(ops, shapes))
-            values = [cur if same else _shaped(*next(rest)) for same in alias]
+            values = [cur if same else _reshaped(next(rest)) for same in alias]
             results.append(fn(cur, *values, *static).astype(buf.dtype).reshape(buf.shape))
         return results
 
@@ -136,5 +139,6 @@ def _compiled(fn, static, layout, donate, bufs, operands, device):
     return launch.eager_jit(program, options, donate_argnums=(0,) if donate else ())
 
 
-def _shaped(buf, shape):
+def _reshaped(buffer_and_shape):
+    buf, shape = buffer_and_shape
     return buf.reshape(shape)

@@ -259,7 +259,8 @@ def _compiling(entry, slot):
         if not trace_state_clean():
             return entry.nested(*args)
         if compilation_cache.get_compilation_cache_dir() is None and entry.options == TIERED:
-            tiered = eager_jit(_SLOT_KERNELS[slot](entry.kernel), TIERED, **_SLOT_OPTIONS[slot])
+            tiered = TieredJit(_SLOT_KERNELS[slot](entry.kernel), large_compile_options(),
+                               **_SLOT_OPTIONS[slot])
             setattr(entry, slot, tiered)
             return tiered(*args)
         name = None if entry.name is None else f"{entry.name}|{slot}"

@@ -141,6 +141,7 @@ def upgrades_pending():
 
 
 def wait_for_upgrades(timeout=None):
-    """Block until every queued program has its XLA-default version (True), or until
-    ``timeout`` seconds have passed (False)."""
+    """Block until every queued program is compiled with XLA's defaults or has failed
+    to (keeping its first program) (True), or until ``timeout`` seconds have passed
+    (False)."""
     return _WORKER.wait(timeout)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -35,11 +36,14 @@ from ..tensors.tensor_type import Tensor
 __all__ = ["Optimizer"]
 
 
+_QUEUES = threading.local()  # .current: (optimizer, the list its _update's writes go to)
+
+
 def _run_batched(writes):
     """Run the queued writes of a group's parameters (one list per parameter, in the
     order its update made them): the k-th writes of all parameters together, one
-    program per kernel, when no parameter's writes touch a storage another one's
-    write; else each parameter's in turn, as written."""
+    program per kernel, when no storage one parameter's writes write is read or
+    written by another parameter's writes; else each parameter's in turn."""
     if not _independent(writes):
         for queue in writes:
             for fn, target, operands, static in queue:
@@ -329,6 +333,7 @@ class Optimizer:
         with no_grad():
             for index, group in enumerate(self.param_groups):
                 writes = []  # per parameter, the writes its _update queued (see _write)
+                batched = self._batched and group.get("foreach") is not False
                 for p in group["params"]:
                     grad = p.grad
                     if grad is None:
@@ -341,30 +346,33 @@ class Optimizer:
                             state = self._new_state(p, group)
                         if state:
                             self.state[p] = state
-                    if not self._batched:
+                    if not batched:
                         self._update(p, grad, state, hyper, group, fresh)
                         continue
-                    self._queue = []
+                    queue = []
+                    outer = getattr(_QUEUES, "current", None)
+                    _QUEUES.current = (self, queue)
                     try:
                         self._update(p, grad, state, hyper, group, fresh)
-                        writes.append(self._queue)
                     finally:
-                        self._queue = None
+                        _QUEUES.current = outer
+                    writes.append(queue)
                 _run_batched(writes)
         return loss
 
-    _batched = False  # set by subclasses whose _update only writes through _write
-    _queue = None
+    _batched = False  # set by subclasses whose _update only writes through _write (a
+    # group's ``foreach=False`` asks for one write at a time, as in PyTorch)
 
     def _write(self, fn, target, operands, static=()):
         """An in-place write of :meth:`_update`: queued during :meth:`step` when the
-        class is ``_batched`` (the same write of every parameter of the group then runs
-        as one program, :func:`arraykit.kernels.foreach.apply_inplace_many`), else run
-        now."""
-        if self._queue is None:
+        class is ``_batched`` and the group's ``foreach`` is not False (the same write
+        of every parameter of the group then runs as one program,
+        :func:`arraykit.kernels.foreach.apply_inplace_many`), else run now."""
+        current = getattr(_QUEUES, "current", None)
+        if current is None or current[0] is not self:
             apply_inplace(fn, target, operands, static)
         else:
-            self._queue.append((fn, target, tuple(operands), static))
+            current[1].append((fn, target, tuple(operands), static))
 
     def state_dict(self):
         """``{'state': {index: {name: tensor}}, 'param_groups': [{options, 'params': [index]}]}``
