@@ -261,3 +261,27 @@ def test_one_optimizer_stepped_from_two_threads_loses_no_update():
     assert errors == []
     for p in params:
         np.testing.assert_array_equal(p.numpy(), np.full(p.shape, -401.0, np.float32))
+
+
+@pytest.mark.parametrize("make, kwargs", [(SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
+                                          (Adam, dict(lr=0.01, amsgrad=True, weight_decay=0.1))])
+def test_small_and_large_parameters_get_the_values_of_one_write_each(monkeypatch, make, kwargs):
+    # a write of more than SMALL_KERNEL_ELEMENTS compiles with other CPU options than a
+    # small one (and XLA contracts multiply-adds differently there): each size keeps its own
+    runs = _counting_programs(monkeypatch)
+    shapes = [(80, 70), (5,), (3, 4), (100, 50)]
+
+    def run(batched):
+        monkeypatch.setattr(make, "_batched", batched)
+        rng = np.random.default_rng(7)
+        params = [nn.Parameter(_on_device(rng.standard_normal(s).astype(np.float32))) for s in shapes]
+        opt = make(params, **kwargs)
+        for _ in range(3):
+            for p in params:
+                p.grad = _on_device(rng.standard_normal(p.shape).astype(np.float32))
+            opt.step()
+        return [p.numpy().copy() for p in params]
+
+    for a, b in zip(run(True), run(False)):
+        np.testing.assert_array_equal(a, b)
+    assert runs and sorted(set(runs)) == [2]

@@ -40,11 +40,11 @@ def apply_inplace_many(fn, targets, operand_lists, static=()):
     token = x64.on()
     try:
         with launch.Locks(written + read):
-            if not all(_on_device(st) for st in written + read):  # moved meanwhile
-                ran = False
-            else:
-                _run(fn, static, targets, operand_lists, written, device)
-                ran = True
+            ran = all(_on_device(st) for st in written + read)  # not moved meanwhile
+            if ran:
+                for part in _by_size(targets, operand_lists):
+                    _run(fn, static, [targets[i] for i in part], [operand_lists[i] for i in part],
+                         [written[i] for i in part], device)
     finally:
         x64.off(token)
     if not ran:
@@ -77,6 +77,18 @@ def _plan(targets, operand_lists):
     if launch.recording() and any(st.node is not None for st in written + read):
         return None  # autograd records these writes (or refuses them), one at a time
     return written, read, device
+
+
+def _by_size(targets, operand_lists):
+    """The writes' positions in two parts, those whose tensors all have at most
+    ``launch.SMALL_KERNEL_ELEMENTS`` elements and the others: one write alone would be
+    compiled with the options of its part (:func:`launch.compile_options`), and so is
+    the part's program, computing the same values."""
+    small, large = [], []
+    for i, (target, operands) in enumerate(zip(targets, operand_lists)):
+        size = max([target._layout.numel] + [x._layout.numel for x in operands])
+        (small if size <= launch.SMALL_KERNEL_ELEMENTS else large).append(i)
+    return [part for part in (small, large) if part]
 
 
 def _whole(x, device):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 
 import jax
 
@@ -71,11 +72,16 @@ class TieredJit:
         return result
 
 
+QUIET_SECONDS = 0.2  # the upgrades wait until no other thread compiled for this long
+
+
 class _Worker:
     """One daemon thread compiling queued programs with XLA's defaults; the compiled
     program lands in the dispatch cache of the ``jax.jit`` it was lowered from, which
-    its :class:`TieredJit` then calls. Stopped at exit (the program being compiled is
-    finished first; those still queued are dropped)."""
+    its :class:`TieredJit` then calls. It compiles only once no other thread has
+    compiled for ``QUIET_SECONDS`` (XLA's CPU compiler uses more than one core: a
+    model's first step, compiling its kernels, keeps the machine to itself). Stopped
+    at exit (a program being compiled is finished first; those queued are dropped)."""
 
     def __init__(self):
         self.jobs = queue.Queue()
@@ -83,6 +89,21 @@ class _Worker:
         self.lock = threading.Lock()
         self.pending = 0
         self.done = threading.Condition(self.lock)
+        self.stopping = threading.Event()
+        self.last_compile = time.monotonic()  # by another thread than this worker's
+
+    def note_compile(self, event, seconds, **_):
+        """JAX's monitoring listener: remember when another thread last compiled."""
+        if event == _COMPILE_EVENT and threading.current_thread() is not self.thread:
+            self.last_compile = time.monotonic()
+
+    def _wait_for_quiet(self):
+        while not self.stopping.is_set():
+            quiet = time.monotonic() - self.last_compile
+            if quiet >= QUIET_SECONDS:
+                return True
+            self.stopping.wait(QUIET_SECONDS - quiet)
+        return False
 
     def submit(self, lowered, tiered):
         with self.lock:
@@ -100,8 +121,9 @@ class _Worker:
                 return
             lowered, tiered = job
             try:
-                lowered.compile()
-                tiered.run = tiered.full
+                if self._wait_for_quiet():
+                    lowered.compile()
+                    tiered.run = tiered.full
             except Exception:  # noqa: BLE001 - the quick program stays, computing the same values
                 pass
             finally:
@@ -124,15 +146,19 @@ class _Worker:
                 break
             with self.lock:
                 self.pending -= 1
+        self.stopping.set()
         self.jobs.put(None)
         thread.join()
+        self.stopping.clear()
         with self.lock:
             self.thread = None
             self.done.notify_all()
 
 
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _WORKER = _Worker()
 atexit.register(_WORKER.stop)
+jax.monitoring.register_event_duration_secs_listener(_WORKER.note_compile)
 
 
 def upgrades_pending():
