@@ -129,7 +129,15 @@ def test_an_eager_conv_step_keeps_its_values_when_its_kernels_change_tier(monkey
     assert submitted  # the convolution and tanh kernels and their VJPs queued
     assert tiers.wait_for_upgrades(timeout=600)
     assert all(t.run is t.full for t in submitted)
+    compiles = []
+    counting = [True]
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, _, **__: compiles.append(event) if counting[0] and "backend_compile" in event
+        else None)
     third = step()
+    step()
+    counting[0] = False
+    assert compiles == []  # the upgraded programs are the ones the calls find
     for a, b, c in zip(first, second, third):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
