@@ -6,7 +6,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..autograd.mode import no_grad
-from ..kernels.launch import apply_inplace
 from .optimizer import Optimizer, check_hyperparameter, gradient_term, refuse_unsupported, whole
 
 __all__ = ["Adagrad"]
@@ -62,8 +61,10 @@ class Adagrad(Optimizer):
         with no_grad():
             state["sum"].fill_(group["initial_accumulator_value"])
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         maximize, decay = bool(group["maximize"]), group["weight_decay"] != 0
-        apply_inplace(_adagrad_state, flat, (grad,) + ((p,) if decay else ()) + (hyper,), (maximize,))
-        apply_inplace(_adagrad_param, p, (flat, grad, hyper), (maximize, decay))
+        self._write(_adagrad_state, flat, (grad,) + ((p,) if decay else ()) + (hyper,), (maximize,))
+        self._write(_adagrad_param, p, (flat, grad, hyper), (maximize, decay))

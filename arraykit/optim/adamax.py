@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..kernels.launch import apply_inplace
 from .optimizer import (
     Optimizer,
     adam_direction_and_average,
@@ -56,8 +55,10 @@ class Adamax(Optimizer):
     def _slots(self, group):
         return [("step", True), ("exp_avg", False), ("exp_inf", False)]
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         decayed = (p,) if group["weight_decay"] != 0 else ()
-        apply_inplace(_adamax_state, flat, (grad,) + decayed + (hyper,), (bool(group["maximize"]),))
-        apply_inplace(_adamax_param, p, (flat, hyper))
+        self._write(_adamax_state, flat, (grad,) + decayed + (hyper,), (bool(group["maximize"]),))
+        self._write(_adamax_param, p, (flat, hyper))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..autograd.mode import no_grad
-from ..kernels.launch import apply_inplace
 from .optimizer import Optimizer, check_hyperparameter, gradient_term, whole
 
 __all__ = ["ASGD"]
@@ -62,7 +61,9 @@ class ASGD(Optimizer):
             state["eta"].fill_(group["lr"])
             state["mu"].fill_(1.0)
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
-        apply_inplace(_asgd_param, p, (flat, grad, hyper), (bool(group["maximize"]), group["weight_decay"] != 0))
-        apply_inplace(_asgd_state, flat, (p, hyper))
+        self._write(_asgd_param, p, (flat, grad, hyper), (bool(group["maximize"]), group["weight_decay"] != 0))
+        self._write(_asgd_state, flat, (p, hyper))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..autograd.mode import no_grad
-from ..kernels.launch import apply_inplace
 from .optimizer import (
     Optimizer,
     adam_direction_and_average,
@@ -84,11 +83,13 @@ class NAdam(Optimizer):
         with no_grad():
             state["mu_product"].fill_(1.0)
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         maximize = bool(group["maximize"])
         decay = group["weight_decay"] != 0
         decoupled = decay and bool(group["decoupled_weight_decay"])
         l2 = decay and not decoupled
-        apply_inplace(_nadam_state, flat, (grad,) + ((p,) if l2 else ()) + (hyper,), (maximize,))
-        apply_inplace(_nadam_param, p, (flat, grad, hyper), (maximize, l2, decoupled))
+        self._write(_nadam_state, flat, (grad,) + ((p,) if l2 else ()) + (hyper,), (maximize,))
+        self._write(_nadam_param, p, (flat, grad, hyper), (maximize, l2, decoupled))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..kernels.launch import apply_inplace
 from .optimizer import (
     Optimizer,
     adam_direction_and_average,
@@ -72,10 +71,12 @@ class RAdam(Optimizer):
     def _slots(self, group):
         return [("step", True), ("exp_avg", False), ("exp_avg_sq", False)]
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         decay = group["weight_decay"] != 0
         decoupled = decay and bool(group["decoupled_weight_decay"])
         l2 = (p,) if decay and not decoupled else ()
-        apply_inplace(_radam_state, flat, (grad,) + l2 + (hyper,), (bool(group["maximize"]),))
-        apply_inplace(_radam_param, p, (flat, hyper), (decoupled,))
+        self._write(_radam_state, flat, (grad,) + l2 + (hyper,), (bool(group["maximize"]),))
+        self._write(_radam_param, p, (flat, hyper), (decoupled,))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..kernels.launch import apply_inplace
 from .optimizer import (
     Optimizer,
     check_hyperparameter,
@@ -97,10 +96,12 @@ class RMSprop(Optimizer):
             slots.append(("grad_avg", False))
         return slots
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         sizes = slot_sizes(self._slots(group), p.numel())
         options = (bool(group["maximize"]), sizes, group["momentum"] > 0, bool(group["centered"]))
         decayed = (p,) if group["weight_decay"] != 0 else ()
-        apply_inplace(_rmsprop_state, flat, (grad,) + decayed + (hyper,), (options,))
-        apply_inplace(_rmsprop_param, p, (flat, grad, hyper), (options, bool(decayed)))
+        self._write(_rmsprop_state, flat, (grad,) + decayed + (hyper,), (options,))
+        self._write(_rmsprop_param, p, (flat, grad, hyper), (options, bool(decayed)))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..autograd.mode import no_grad
-from ..kernels.launch import apply_inplace
 from .optimizer import Optimizer, check_hyperparameter, refuse_unsupported, whole
 
 __all__ = ["Rprop"]
@@ -65,7 +64,9 @@ class Rprop(Optimizer):
         with no_grad():
             state["step_size"].fill_(group["lr"])
 
+    _batched = True
+
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
-        apply_inplace(_rprop_state, flat, (grad, hyper), (bool(group["maximize"]),))
-        apply_inplace(_rprop_param, p, (flat,))
+        self._write(_rprop_state, flat, (grad, hyper), (bool(group["maximize"]),))
+        self._write(_rprop_param, p, (flat,))
