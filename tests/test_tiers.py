@@ -1,5 +1,6 @@
 """Tiered compilation of eager CPU kernels (arraykit.kernels.tiers): the classic emitters
-first, XLA's defaults on a background thread later, with the same values bit for bit."""
+first, XLA's defaults on a background thread later, with the same values bit for bit
+(each tiered operation checked on this jaxlib; those that differ are not tiered)."""
 
 import jax
 import jax.numpy as jnp
@@ -150,3 +151,71 @@ def test_an_eager_conv_step_keeps_its_values_when_its_kernels_change_tier(monkey
     (ty * ty).sum().backward()
     for ours, theirs in zip(third, (ty, tconv.weight.grad, tconv.bias.grad, tx.grad)):
         np.testing.assert_allclose(ours, theirs.detach().numpy(), rtol=2e-4, atol=2e-4)
+
+
+def _tierable_cases():
+    """One function per tiered primitive (launch._TIERABLE), with inputs in its domain."""
+    import jax.scipy.special as sp
+
+    rng = np.random.default_rng(0)
+    base = np.concatenate([rng.standard_normal(6000) * 3, rng.uniform(-20, 20, 6000),
+                           rng.uniform(-1e-3, 1e-3, 2000)])
+    pos, unit = np.abs(base) + 1e-3, np.clip(base / 25, -0.999, 0.999)
+    return {
+        "exp": (jnp.exp, base), "exp2": (jnp.exp2, base), "log": (jnp.log, pos),
+        "log1p": (jnp.log1p, pos), "expm1": (jnp.expm1, base), "tanh": (jnp.tanh, base),
+        "logistic": (jax.nn.sigmoid, base), "sin": (jnp.sin, base), "cos": (jnp.cos, base),
+        "asin": (jnp.arcsin, unit), "acos": (jnp.arccos, unit),
+        "atan2": (lambda v: jnp.arctan2(v, v[::-1]), base), "sinh": (jnp.sinh, base),
+        "cosh": (jnp.cosh, base), "asinh": (jnp.arcsinh, base), "acosh": (jnp.arccosh, pos + 1),
+        "atanh": (jnp.arctanh, unit), "pow": (lambda v: v ** v[::-1], pos), "erf": (sp.erf, base),
+        "erfc": (sp.erfc, base), "erf_inv": (sp.erfinv, unit), "lgamma": (sp.gammaln, pos),
+        "digamma": (sp.digamma, pos),
+        "conv_general_dilated": (lambda v: _conv(v[:12288].reshape(4, 3, 32, 32),
+                                                 v[:216].reshape(8, 3, 3, 3)), base),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_tiered_operation_computes_the_same_bits_under_both_emitters(dtype):
+    # the premise of tiering, checked on this jaxlib: a primitive whose values differ
+    # between the classic emitters and XLA's defaults must leave launch._TIERABLE
+    from arraykit.core import x64
+
+    cases = _tierable_cases()
+    assert set(cases) == set(launch._TIERABLE)
+    token = x64.on()
+    try:
+        cpu = jax.devices("cpu")[0]
+        for name, (fn, values) in cases.items():
+            x = jax.device_put(values.astype(dtype), cpu)
+            quick = jax.jit(fn, compiler_options=launch.large_compile_options())(x)
+            full = jax.jit(fn)(x)
+            same = (quick == full) | (jnp.isnan(quick) & jnp.isnan(full))
+            assert bool(same.all()), (name, dtype, int((~same).sum()))
+    finally:
+        x64.off(token)
+
+
+def test_operations_the_two_emitters_compute_differently_are_not_tiered():
+    x32 = np.linspace(-3, 3, 8192, dtype=np.float32)
+    for fn in (jnp.tan, jnp.cbrt, jnp.arctan):
+        assert launch.compile_options(fn, (x32,), "cpu", (x32.size,)) is None
+    x16 = x32.astype(np.float16)
+    assert launch.compile_options(jnp.log1p, (x16,), "cpu", (x16.size,)) is None
+    assert launch.compile_options(jnp.log1p, (x32,), "cpu", (x32.size,)) == tiers.TIERED
+    # a 16-bit value computed in float32 is tiered: the operation's operands decide
+    assert launch.compile_options(lambda v: jnp.exp(v.astype(jnp.float32)), (x16,), "cpu",
+                                  (x16.size,)) == tiers.TIERED
+
+
+def test_seeded_random_numbers_repeat_across_calls():
+    draws = []
+    for _ in range(3):
+        ak.manual_seed(0)
+        draws.append(ak.empty(20000, device="cpu").cauchy_().numpy().copy())
+    tiers.wait_for_upgrades(timeout=600)
+    ak.manual_seed(0)
+    draws.append(ak.empty(20000, device="cpu").cauchy_().numpy().copy())
+    for d in draws[1:]:
+        np.testing.assert_array_equal(d, draws[0])

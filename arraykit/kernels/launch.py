@@ -32,10 +32,11 @@ vector and scalar loops do. Larger CPU kernels get the classic emitters only
 run as fast (a ResNet's first eager step: ``benchmarks/bench_models.py
 --startup-runs``), except kernels that convolve or compute a transcendental
 function, whose code (a convolution's gradient, an LSTM cell) runs faster under
-XLA's defaults: with the persistent compilation cache off they are compiled in
-tiers (:mod:`.tiers`), the classic emitters first and XLA's defaults on a
-background thread, with the same values. A kernel's backward program gets its
-forward's options.
+XLA's defaults. With the persistent compilation cache off, those whose values the
+classic emitters compute bit for bit alike (float32 and float64 convolutions,
+``exp``, ``tanh``, ``logistic`` and more: ``_TIERABLE``) are compiled in tiers
+(:mod:`.tiers`), the classic emitters first and XLA's defaults on a background
+thread. A kernel's backward program gets its forward's options.
 """
 
 from __future__ import annotations
@@ -258,9 +259,8 @@ def _compiling(entry, slot):
     def first_call(*args):
         if not trace_state_clean():
             return entry.nested(*args)
-        if compilation_cache.get_compilation_cache_dir() is None and entry.options == TIERED:
-            tiered = TieredJit(_SLOT_KERNELS[slot](entry.kernel), large_compile_options(),
-                               **_SLOT_OPTIONS[slot])
+        if _tiered(entry.options):
+            tiered = eager_jit(_SLOT_KERNELS[slot](entry.kernel), TIERED, **_SLOT_OPTIONS[slot])
             setattr(entry, slot, tiered)
             return tiered(*args)
         name = None if entry.name is None else f"{entry.name}|{slot}"
@@ -296,9 +296,14 @@ def eager_jit(fn, options, **jit_options):
     """``jax.jit(fn, compiler_options=options, **jit_options)`` for eager calls; with
     :data:`.tiers.TIERED` options and the persistent compilation cache off, a
     :class:`.tiers.TieredJit` (the classic emitters first, XLA's defaults later)."""
-    if options == TIERED and compilation_cache.get_compilation_cache_dir() is None:
+    if _tiered(options):
         return TieredJit(fn, large_compile_options(), **jit_options)
     return jax.jit(fn, compiler_options=final_options(options), **jit_options)
+
+
+def _tiered(options):
+    # the cache tested first: with it on, a named kernel's options are not computed
+    return compilation_cache.get_compilation_cache_dir() is None and options == TIERED
 
 
 def _accepted(wanted, memo):
@@ -321,8 +326,9 @@ def _cpu_compiler_accepts(options):
 def compile_options(kernel, args, platform, in_sizes=()):
     """XLA options for compiling ``kernel`` on the CPU: :func:`fast_compile_options`
     when small, else :func:`large_compile_options` unless it convolves or computes a
-    transcendental function, which is compiled in tiers (:data:`.tiers.TIERED`: those
-    options first, XLA's defaults later); None elsewhere and inside a trace.
+    transcendental function, which gets XLA's defaults (None), in tiers where the
+    classic emitters compute the same values (:data:`.tiers.TIERED`: those options
+    first, XLA's defaults later; see ``_TIERABLE``); None elsewhere and inside a trace.
 
     A kernel is small on the CPU when ``in_sizes`` (element counts of what it reads)
     and its results all have at most ``SMALL_KERNEL_ELEMENTS`` elements; the result
@@ -335,9 +341,10 @@ def compile_options(kernel, args, platform, in_sizes=()):
     if max((*in_sizes, *(r.size for r in results)), default=0) <= SMALL_KERNEL_ELEMENTS:
         return fast_compile_options()
     large = large_compile_options()
-    if _wants_default_emitters(traced.jaxpr.jaxpr):
-        return None if large is None else TIERED
-    return large
+    wanted = _default_emitters_wanted(traced.jaxpr.jaxpr)
+    if wanted is None:
+        return large
+    return TIERED if wanted == "tiered" and large is not None else None
 
 
 _DEFAULT_EMITTED = frozenset({
@@ -349,15 +356,35 @@ _DEFAULT_EMITTED = frozenset({
 })
 
 
-def _wants_default_emitters(jaxpr):
-    """Whether ``jaxpr`` (or one inside it) convolves or computes a transcendental
-    function: code XLA's default emitters make faster."""
+# Those whose float32 and float64 values the classic emitters compute bit for bit as
+# XLA's defaults do (tests/test_tiers.py checks each on this jaxlib); not tan, atan,
+# cbrt, nor anything on 16-bit floats (log1p, asinh, ... differ there).
+_TIERABLE = frozenset({
+    "conv_general_dilated", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin",
+    "cos", "asin", "acos", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "erf",
+    "erfc", "erf_inv", "lgamma", "digamma",
+})
+_TIERABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _default_emitters_wanted(jaxpr):
+    """None when ``jaxpr`` (and those inside it) neither convolves nor computes a
+    transcendental function; else ``"tiered"`` when each such operation is in
+    ``_TIERABLE`` on float32 or float64 operands (compiled in tiers, the same values),
+    ``"now"`` otherwise (XLA's default emitters from the start)."""
+    found = None
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in _DEFAULT_EMITTED:
-            return True
-        if any(map(_wants_default_emitters, _extend_core.jaxprs_in_params(eqn.params))):
-            return True
-    return False
+            if eqn.primitive.name not in _TIERABLE or not all(
+                    np.dtype(v.aval.dtype) in _TIERABLE_DTYPES for v in eqn.invars):
+                return "now"
+            found = "tiered"
+        for inner in _extend_core.jaxprs_in_params(eqn.params):
+            wanted = _default_emitters_wanted(inner)
+            if wanted == "now":
+                return wanted
+            found = found or wanted
+    return found
 
 
 def call_or_nested(call, nested, *args):

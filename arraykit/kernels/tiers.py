@@ -3,16 +3,19 @@
 XLA's default CPU emitters make faster code for convolutions and transcendental
 functions, but compile it three to four times more slowly than the classic emitters
 (``xla_cpu_use_fusion_emitters=False``), whose code computes the same values bit for
-bit. A kernel given :data:`TIERED` options is therefore compiled with the classic
-emitters when first called, and compiled again with XLA's defaults on a background
-thread once it is called again, whose program takes over when it is ready. A
-model's first eager step no longer waits for the slow compilations; its later steps
-run the fast code.
+bit for most of them (those :func:`arraykit.kernels.launch.compile_options` tiers:
+float32 and float64 convolutions, ``exp``, ``tanh``, ``logistic``, ...; not ``tan``,
+``cbrt`` or 16-bit floats). A kernel given :data:`TIERED` options is therefore
+compiled with the classic emitters when first called, and again with XLA's
+defaults on a background thread once it is called again, whose program takes over
+when it is ready. A model's first eager step no longer waits for the slow
+compilations; its later steps run the fast code.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import queue
 import threading
 import time
@@ -124,12 +127,21 @@ class _Worker:
                 if self._wait_for_quiet():
                     lowered.compile()
                     tiered.run = tiered.full
-            except Exception:  # noqa: BLE001 - the quick program stays, computing the same values
+            except Exception:  # noqa: BLE001 - the first program stays, and is correct
                 pass
             finally:
                 with self.lock:
                     self.pending -= 1
                     self.done.notify_all()
+
+    def forget(self):
+        """In a forked child: no thread, nothing queued (the parent's are not here)."""
+        self.jobs = queue.Queue()
+        self.thread = None
+        self.lock = threading.Lock()
+        self.pending = 0
+        self.done = threading.Condition(self.lock)
+        self.stopping = threading.Event()
 
     def wait(self, timeout=None):
         with self.lock:
@@ -158,6 +170,7 @@ class _Worker:
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _WORKER = _Worker()
 atexit.register(_WORKER.stop)
+os.register_at_fork(after_in_child=_WORKER.forget)
 jax.monitoring.register_event_duration_secs_listener(_WORKER.note_compile)
 
 
@@ -169,5 +182,6 @@ def upgrades_pending():
 def wait_for_upgrades(timeout=None):
     """Block until every queued program is compiled with XLA's defaults or has failed
     to (keeping its first program) (True), or until ``timeout`` seconds have passed
-    (False)."""
+    (False). Upgrades wait while other threads keep compiling (``QUIET_SECONDS``):
+    without a timeout, this waits as long as they do."""
     return _WORKER.wait(timeout)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..kernels.launch import apply
+from ..kernels.launch import apply, apply_inplace
 from .optimizer import Optimizer, check_hyperparameter, gradient_term, whole
 
 __all__ = ["Adadelta"]
@@ -69,12 +69,10 @@ class Adadelta(Optimizer):
     def _slots(self, group):
         return [("step", True), ("square_avg", False), ("acc_delta", False)]
 
-    _batched = True
-
     def _update(self, p, grad, state, hyper, group, fresh):
         flat = whole(state["step"])
         maximize = bool(group["maximize"])
         operands = (flat, grad) + ((p,) if group["weight_decay"] != 0 else ()) + (hyper,)
         delta = apply(_adadelta_delta, operands, (maximize,))
-        self._write(_adadelta_state, flat, operands[1:2] + (delta,) + operands[2:], (maximize,))
-        self._write(_adadelta_param, p, (delta, hyper))
+        apply_inplace(_adadelta_state, flat, operands[1:2] + (delta,) + operands[2:], (maximize,))
+        apply_inplace(_adadelta_param, p, (delta, hyper))

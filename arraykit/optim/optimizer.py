@@ -360,8 +360,9 @@ class Optimizer:
                 _run_batched(writes)
         return loss
 
-    _batched = False  # set by subclasses whose _update only writes through _write (a
-    # group's ``foreach=False`` asks for one write at a time, as in PyTorch)
+    _batched = False  # set by subclasses whose _update only writes through _write and
+    # reads nothing else (a value computed at once would be read before the queued writes
+    # of other parameters ran); a group's ``foreach=False`` asks for one write at a time
 
     def _write(self, fn, target, operands, static=()):
         """An in-place write of :meth:`_update`: queued during :meth:`step` when the
