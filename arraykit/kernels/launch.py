@@ -259,7 +259,8 @@ def _compiling(entry, slot):
     def first_call(*args):
         if not trace_state_clean():
             return entry.nested(*args)
-        if _tiered(entry.options):
+        # the cache tested first: with it on, a named kernel's options are not computed
+        if compilation_cache.get_compilation_cache_dir() is None and entry.options == TIERED:
             tiered = eager_jit(_SLOT_KERNELS[slot](entry.kernel), TIERED, **_SLOT_OPTIONS[slot])
             setattr(entry, slot, tiered)
             return tiered(*args)
@@ -302,8 +303,7 @@ def eager_jit(fn, options, **jit_options):
 
 
 def _tiered(options):
-    # the cache tested first: with it on, a named kernel's options are not computed
-    return compilation_cache.get_compilation_cache_dir() is None and options == TIERED
+    return options == TIERED and compilation_cache.get_compilation_cache_dir() is None
 
 
 def _accepted(wanted, memo):

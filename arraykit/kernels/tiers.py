@@ -170,7 +170,8 @@ class _Worker:
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _WORKER = _Worker()
 atexit.register(_WORKER.stop)
-os.register_at_fork(after_in_child=_WORKER.forget)
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_WORKER.forget)
 jax.monitoring.register_event_duration_secs_listener(_WORKER.note_compile)
 
 
