@@ -314,3 +314,33 @@ def test_a_gradient_that_is_another_parameter_gives_the_values_of_one_write_each
 
     for a, b in zip(run(True), run(False)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_with_the_persistent_cache_a_batched_program_is_stored_and_loaded_by_name(monkeypatch,
+                                                                                   tmp_path):
+    from arraykit.kernels import compilation_cache
+
+    previous = compilation_cache.get_compilation_cache_dir()
+    compilation_cache.set_compilation_cache_dir(tmp_path)
+    try:
+        def step():
+            monkeypatch.setattr(foreach, "_PROGRAMS", {})  # as a new process starts
+            params = [nn.Parameter(_on_device(np.full(s, 1.0, np.float32))) for s in [(7, 3), (3,)]]
+            opt = SGD(params, lr=0.5)
+            for p in params:
+                p.grad = ak.ones(p.shape)
+            opt.step()
+            return [p.numpy().copy() for p in params]
+
+        before = compilation_cache.compilation_cache_info()
+        first = step()
+        written = compilation_cache.compilation_cache_info()
+        assert written["writes"] > before["writes"]
+        second = step()
+        loaded = compilation_cache.compilation_cache_info()
+        assert loaded["hits"] > written["hits"] and loaded["misses"] == written["misses"]
+        for a, b in zip(first, second):
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(a, np.full(a.shape, 0.5, np.float32))
+    finally:
+        compilation_cache.set_compilation_cache_dir(previous)

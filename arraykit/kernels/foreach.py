@@ -14,7 +14,8 @@ from ..core import layout as L
 from ..core import storage as S
 from ..core import x64
 from ..core.jax_compat import trace_state_clean
-from . import launch
+from . import compilation_cache, kernel_names, launch
+from .ahead import FirstCall
 
 _PROGRAMS = {}
 _PROGRAM_LIMIT = 256
@@ -147,8 +148,17 @@ def _compiled(fn, static, layout, donate, bufs, operands, device):
         return results
 
     sizes = [b.size for b in bufs] + [b.size for ops in operands for b in ops]
-    options = launch.compile_options(program, (bufs, operands), device.platform, sizes)
-    return launch.eager_jit(program, options, donate_argnums=(0,) if donate else ())
+    donated = (0,) if donate else ()
+    shapes = jax.tree.map(lambda b: jax.ShapeDtypeStruct(b.shape, b.dtype), (bufs, operands))
+
+    def options():
+        return launch.compile_options(program, shapes, device.platform, sizes)
+
+    if compilation_cache.get_compilation_cache_dir() is None:
+        return launch.eager_jit(program, options(), donate_argnums=donated)
+    # through the persistent cache, found by name (options computed only to compile)
+    name = kernel_names.stable_text(("foreach", fn, static, layout, launch.options_inputs()))
+    return FirstCall(program, options, donated, jax.jit(program, donate_argnums=donated), name)
 
 
 def _reshaped(buffer_and_shape):
