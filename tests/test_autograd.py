@@ -335,6 +335,26 @@ def test_hooks_against_torch():
     close(x.grad, tx.grad)
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_leaf_hooks_see_the_gradient_autograd_grad_returns(create_graph):
+    # PyTorch runs a leaf's own hooks on the gradient autograd.grad returns for it,
+    # and again when a double backward reaches the leaf
+    v = rand(3)
+    results = []
+    for lib, grad in ((ak, autograd.grad), (torch, torch.autograd.grad)):
+        x = lib.tensor(v, requires_grad=True)
+        x.register_hook(lambda g: g * 3)
+        (g,) = grad((x * x * x).sum(), x, create_graph=create_graph)
+        results.append(np.asarray(g.detach()))
+        if create_graph:
+            (g * g).sum().backward()
+            results.append(np.asarray(x.grad.detach()))
+    half = len(results) // 2
+    np.testing.assert_allclose(results[0], 9 * v * v, rtol=1e-6)
+    for ours, theirs in zip(results[:half], results[half:]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
 def test_hooks_and_retain_grad_on_views_of_a_leaf():
     x = leaf(rand(2, 3))
     v = x[:, 1:]
