@@ -128,9 +128,7 @@ def _run(fn, static, targets, operand_lists, written, device):
         program = _PROGRAMS[key] = _compiled(fn, static, layout, donate, bufs, operands, device)
     new = program(bufs, operands)
     for st, buf in zip(written, new):
-        st._buffer = buf
-        st.shared = st.exported = False
-        st.version += 1
+        st.overwrite(buf)
 
 
 def _compiled(fn, static, layout, donate, bufs, operands, device):
@@ -142,8 +140,8 @@ def _compiled(fn, static, layout, donate, bufs, operands, device):
         results = []
         for buf, ops, (shape, alias, shapes) in zip(targets, operand_lists, layout):
             cur = buf.reshape(shape)
-            rest = iter(zip(ops, shapes))
-            values = [cur if same else _reshaped(next(rest)) for same in alias]
+            others = (operand.reshape(s) for operand, s in zip(ops, shapes))
+            values = [cur if same else next(others) for same in alias]
             results.append(fn(cur, *values, *static).astype(buf.dtype).reshape(buf.shape))
         return results
 
@@ -159,8 +157,3 @@ def _compiled(fn, static, layout, donate, bufs, operands, device):
     # through the persistent cache, found by name (options computed only to compile)
     name = kernel_names.stable_text(("foreach", fn, static, layout, launch.options_inputs()))
     return FirstCall(program, options, donated, jax.jit(program, donate_argnums=donated), name)
-
-
-def _reshaped(buffer_and_shape):
-    buf, shape = buffer_and_shape
-    return buf.reshape(shape)

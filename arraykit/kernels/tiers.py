@@ -87,12 +87,7 @@ class _Worker:
     at exit (a program being compiled is finished first; those queued are dropped)."""
 
     def __init__(self):
-        self.jobs = queue.Queue()
-        self.thread = None
-        self.lock = threading.Lock()
-        self.pending = 0
-        self.done = threading.Condition(self.lock)
-        self.stopping = threading.Event()
+        self.forget()
         self.last_compile = time.monotonic()  # by another thread than this worker's
 
     def note_compile(self, event, seconds, **_):
@@ -135,7 +130,8 @@ class _Worker:
                     self.done.notify_all()
 
     def forget(self):
-        """In a forked child: no thread, nothing queued (the parent's are not here)."""
+        """No thread, nothing queued: the start, and a forked child's state (the
+        parent's thread and queue are not there)."""
         self.jobs = queue.Queue()
         self.thread = None
         self.lock = threading.Lock()
