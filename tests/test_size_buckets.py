@@ -5,6 +5,9 @@ operands' layouts, and it stays out of autograd, traces and other devices."""
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import jax
 import numpy as np
 import pytest
@@ -148,6 +151,78 @@ def test_sixteen_bit_floats_give_the_exact_kernels_bits(dtype, monkeypatch):
         with np.errstate(all="ignore"):
             bucketed, exact = _both_tiers(monkeypatch, call)
         _same_bits(bucketed, exact)
+
+
+_REDUCED_SHAPES = [(5,), (3, 7), (1, 66), (2, 3, 5), (33, 2), (130,)]
+
+
+def _axes_of(ndim):
+    return [None] + [axes for r in range(1, ndim + 1)
+                     for axes in itertools.combinations(range(ndim), r)]
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min", "any", "all", "argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8", "bool",
+                                   "complex64"])
+def test_reduction_bucket_programs_give_the_exact_kernels_bits(name, dtype, monkeypatch):
+    """Each axis padded to its bucket (with -0.0 for sums, the lowest or highest element
+    for max and min, True or False for all and any): the same bits as the exact kernel,
+    over any axes, NaN, infinities and signed zeros included."""
+    if dtype == "complex64" and name in ("max", "min", "argmax", "argmin"):
+        pytest.skip("not defined for complex numbers")
+    fn = getattr(ak, name)
+    ordered = name in ("max", "min", "argmax", "argmin")
+    empty = [] if ordered else [(0, 3), ()]  # an empty axis: the identity
+    for k, shape in enumerate(_REDUCED_SHAPES + empty):
+        values = _special(dtype, shape, seed=k) if math.prod(shape) else np.ones(shape, dtype)
+        x = ak.asarray(values, device=CPU)
+        axes_list = _axes_of(len(shape))
+        if name.startswith("arg"):  # one axis; None (flattened) served over one axis only
+            axes_list = [None] * (len(shape) <= 1) + list(range(len(shape)))
+        for axes in axes_list:
+            for keepdims in (False, True):
+                with np.errstate(all="ignore"):
+                    bucketed, exact = _both_tiers(
+                        monkeypatch, lambda: fn(x, axis=axes, keepdims=keepdims))
+                _same_bits(bucketed, exact)
+
+
+def test_bucketed_sums_and_extremes_match_numpy():
+    _fresh()
+    rng = np.random.default_rng(5)
+    for n in range(1, 40):
+        values = rng.normal(size=(3, n))
+        values[0, n // 2] = values[0].max()  # a tie: the first index
+        x = ak.asarray(values, device=CPU)[:, ::-1]  # read through a strided layout
+        np.testing.assert_allclose(ak.sum(x, axis=1).numpy(), values[:, ::-1].sum(axis=1),
+                                   rtol=1e-12)
+        np.testing.assert_array_equal(ak.max(x, axis=1, keepdims=True).numpy(),
+                                      values.max(axis=1, keepdims=True))
+        np.testing.assert_array_equal(ak.min(x, axis=0).numpy(), values[:, ::-1].min(axis=0))
+        np.testing.assert_array_equal(ak.argmax(x, axis=1).numpy(),
+                                      values[:, ::-1].argmax(axis=1))
+    assert ak.cache_info()["traces"] == size_buckets.traces() <= 16  # no exact kernel
+
+
+def test_sums_do_not_depend_on_padding_their_axis():
+    """A floating sum adds halves over its axis padded to a power of two with -0.0, so
+    summing the same values padded further by hand gives the same bits."""
+    rng = np.random.default_rng(6)
+    for n in (3, 5, 17, 100, 300):
+        values = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
+        whole = ak.sum(ak.asarray(values, device=CPU)).numpy()
+        longer = 2 << (n - 1).bit_length()  # at most PAIRWISE_MAX: still added in halves
+        padded = np.concatenate([values, np.full(longer - n, -0.0)])
+        _same_bits(ak.sum(ak.asarray(padded, device=CPU)).numpy(), whole)
+
+
+def test_reductions_too_long_or_large_for_buckets_compile_exact_kernels():
+    _fresh()
+    x = ak.asarray(np.ones((2, 2000)), device=CPU)  # a summed axis over PAIRWISE_MAX
+    assert float(ak.sum(x, axis=1)[0]) == 2000.0
+    y = ak.asarray(np.ones((5,) * 5), device=CPU)  # padded, 16 ** 5 elements: too many
+    assert float(ak.max(y, axis=(0, 2))[0, 0, 0]) == 1.0
+    assert size_buckets.traces() == 0 and ak.cache_info()["traces"] == 2
 
 
 def test_new_small_shapes_of_one_bucket_share_one_program():

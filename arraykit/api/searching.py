@@ -21,6 +21,7 @@ from ..core import layout as L
 from ..core.devices import check_same_device
 from ..kernels import bodies as B
 from ..kernels import ordering as O
+from ..kernels import size_buckets
 from ..kernels.launch import apply
 from ..kernels.size_buckets import bucket  # kernels with data-dependent sizes compile per bucket
 from ..tensors.operands import promote, scalar
@@ -56,12 +57,14 @@ def _is_nonzero(x):
     return x != 0
 
 
+@size_buckets.reduction(size_buckets.lowest, along=True)
 def _argmax(x, axis, keepdims):
     if jnp.issubdtype(x.dtype, jnp.floating):
         x = O.float_key(x, nan_last=True)
     return jnp.argmax(x, axis=axis, keepdims=keepdims).astype(_INDEX)
 
 
+@size_buckets.reduction(size_buckets.highest, along=True)
 def _argmin(x, axis, keepdims):
     if jnp.issubdtype(x.dtype, jnp.floating):
         x = O.float_key(x, nan_last=False)

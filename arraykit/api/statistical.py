@@ -29,6 +29,7 @@ from ..core import dtypes as D
 from ..core import layout as L
 from ..kernels import derivatives as DV
 from ..kernels import ordering as O
+from ..kernels import size_buckets
 from ..kernels.launch import apply
 from ..tensors.tensor_type import require_tensor
 from . import torch_keywords as T
@@ -151,17 +152,30 @@ def _accumulator(dtype):
 
 
 def _sum_halves(x, axis):
-    """``x`` summed over ``axis`` (kept, of length 1) by adding its halves repeatedly."""
+    """``x`` summed over ``axis`` (kept, of length 1) by adding its halves repeatedly,
+    the axis first padded with -0.0 (which adds exactly nothing) to a power of two:
+    then padding it further changes no bit of the result, so the programs of
+    :mod:`..kernels.size_buckets` give the exact kernel's values."""
     n = x.shape[axis]
-    while n > 1:
-        half = n // 2
-        y = lax.slice_in_dim(x, 0, half, axis=axis) + lax.slice_in_dim(x, half, 2 * half, axis=axis)
-        if n % 2:
-            y = lax.concatenate([y, lax.slice_in_dim(x, 2 * half, n, axis=axis)], axis)
-        x, n = y, half + n % 2
+    whole = 1 << (n - 1).bit_length()
+    if whole != n:
+        config = [(0, 0, 0)] * x.ndim
+        config[axis] = (0, whole - n, 0)
+        x = lax.pad(x, _negative_zero(x.dtype), config)
+    while whole > 1:
+        whole //= 2
+        x = lax.slice_in_dim(x, 0, whole, axis=axis) + lax.slice_in_dim(x, whole, 2 * whole, axis=axis)
     return x
 
 
+def _negative_zero(dtype):
+    """-0.0 (in each part) as a 0-d array of the inexact ``dtype``."""
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        return jnp.asarray(complex(-0.0, -0.0), dtype)
+    return jnp.asarray(-0.0, dtype)
+
+
+@size_buckets.reduction(size_buckets.zero_sum, longest=PAIRWISE_MAX)
 def _sum(x, axes, keepdims, np_dtype):
     return _fixed_order_sum(x.astype(np_dtype), axes, keepdims).astype(np_dtype)
 
@@ -192,10 +206,12 @@ def _extreme(x, axes, keepdims, reduce, nan_last):
     return jnp.where(jnp.any(jnp.isnan(x), axis=axes, keepdims=keepdims), jnp.nan, m)
 
 
+@size_buckets.reduction(size_buckets.lowest)
 def _max(x, axes, keepdims):
     return _extreme(x, axes, keepdims, jnp.max, True)
 
 
+@size_buckets.reduction(size_buckets.highest)
 def _min(x, axes, keepdims):
     return _extreme(x, axes, keepdims, jnp.min, False)
 

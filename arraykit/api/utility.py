@@ -38,12 +38,12 @@ def _truth(x):
     return x != 0
 
 
-@size_buckets.full_reduction(1)
+@size_buckets.reduction(True)
 def _all(x, axis, keepdims):
     return jnp.all(_truth(x), axis=axis, keepdims=keepdims)
 
 
-@size_buckets.full_reduction(0)
+@size_buckets.reduction(False)
 def _any(x, axis, keepdims):
     return jnp.any(_truth(x), axis=axis, keepdims=keepdims)
 

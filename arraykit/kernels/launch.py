@@ -656,12 +656,12 @@ def _bucket_shape(fn, operands, layouts, bufs, device):
 
 def _bucket_reduction(fn, static, operands, layouts, bufs, device):
     """Whether :mod:`.size_buckets` may serve the reduction ``fn``: one small operand
-    read from its own storage, reduced over all its axes on one CPU device."""
+    read from its own storage, on one CPU device."""
     if len(operands) != 1 or layouts[0] is None or _reads_a_copy(operands, bufs):
         return False
     layout = layouts[0]
     return (layout.numel <= SMALL_KERNEL_ELEMENTS
-            and size_buckets.reduces_all(fn, static, len(layout.shape), device))
+            and size_buckets.reduces(fn, static, layout.shape, device))
 
 
 def _reads_a_copy(operands, bufs):
@@ -671,12 +671,13 @@ def _reads_a_copy(operands, bufs):
 
 
 def _run_bucketed_reduction(fn, static, x, layout, device):
-    """The result of the full reduction ``fn`` of ``x`` through its size-bucket
+    """The result of the reduction ``fn`` of ``x`` through its size-bucket
     program (see :mod:`.size_buckets`), ``x`` read on the host under its lock."""
     st = x._storage
     with st.lock:
         value = st.host_array(layout)
-        buf = size_buckets.run_reduction(fn, static[1], value, device, fast_compile_options())
+        buf = size_buckets.run_reduction(fn, tuple(_static_values(static)), value, device,
+                                         fast_compile_options())
     dtype = D.from_numpy(buf.dtype)
     layout = L.contiguous(buf.shape)
     return _make(Storage(buf, dtype, device, False, layout.numel * dtype.itemsize), layout, dtype)

@@ -16,12 +16,13 @@ exact shape. From the next call on, the launcher compiles exact kernels as it
 always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
 which read the operands through their layouts with no host copy.
 
-Reductions over every axis whose result does not depend on the order in which
-elements are combined (``all``, ``any``: marked by :func:`full_reduction` with the
-element that leaves the result unchanged) take the same path: the operand's elements
-padded with that element to the bucket's size, reduced over the one axis, the 0-d
-result reshaped to the exact result's shape. Their results are exact whatever the
-size, so both paths give the same values.
+Reductions over any axes whose results are unchanged, bit for bit, by padding a
+reduced axis with an element (marked by :func:`reduction`: ``all`` and ``any`` with
+True and False, ``max`` and ``min`` with the lowest and highest element, ``sum`` with
+-0.0, its halving order being defined over the axis padded to a power of two) take
+the same path: each axis of the operand padded to a bucket of ``AXIS_SIZES`` with that
+element, the padded operand reduced over the same axes, the exact result sliced out
+of the padded one. Both paths give the same values.
 
 Both programs are compiled with the launcher's small-kernel options. With jaxlib
 0.10's (the classic element emitters) every element is computed by the same code
@@ -39,6 +40,7 @@ import math
 import threading
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ..core.devices import jax_target, one_cpu
@@ -51,30 +53,86 @@ GROWTH = 8
 LARGEST = 4096  # the launcher's small kernels: the last bucket is no larger
 
 _PROGRAMS = {}
-REDUCTIONS = {}  # body -> the padding element (see full_reduction)
+REDUCTIONS = {}  # body -> (padding element per dtype, longest reduced axis); see reduction
+AXIS_SIZES = (1, 4, 16, 64, 256, 1024, 4096)  # what each axis of a reduced operand is padded to
+PADDED_LARGEST = 1 << 16  # no reduction bucket program holds more elements
 _USES = {}
 _LOCK = threading.Lock()
 _TRACES = [0]
 
 
-def full_reduction(padding):
-    """Mark a reduction body ``body(x, axes, keepdims)`` as one that bucket programs
-    may serve over all axes: ``padding`` (a Python scalar, cast to the operand's
-    dtype) leaves its result unchanged, and the result does not depend on the order
-    of the elements (exact logical or integer results)."""
+def reduction(padding, longest=None, along=False):
+    """Mark a reduction body ``body(x, axes, keepdims, *rest)`` as one that bucket
+    programs may serve: appending ``padding`` (an element, or a function of the NumPy
+    dtype giving it) to any axis of ``x`` changes no bit of the results at the
+    unpadded positions; ``longest``: the longest reduced axis for which that holds
+    (None: any). ``along``: the body takes one axis or None (flattened) in place of
+    ``axes``, as ``argmax`` does (served when None flattens at most one axis)."""
 
     def mark(body):
-        REDUCTIONS[body] = padding
+        REDUCTIONS[body] = (padding if callable(padding) else lambda dtype: padding, longest,
+                            along)
         return body
 
     return mark
 
 
-def reduces_all(fn, static, ndim, device):
+def zero_sum(dtype):
+    """The padding of a summed axis: -0.0 (adding it changes no float) or 0."""
+    return -0.0 if jnp.issubdtype(dtype, jnp.inexact) else 0
+
+
+def lowest(dtype):
+    """The padding of an axis reduced by a maximum: -inf (the lowest finite value
+    where the dtype has no infinity), the integer type's minimum, or False."""
+    if jnp.issubdtype(dtype, jnp.floating):
+        return -np.inf if np.isinf(np.array(-np.inf).astype(dtype)) else jnp.finfo(dtype).min
+    return False if dtype == np.bool_ else jnp.iinfo(dtype).min
+
+
+def highest(dtype):
+    """The padding of an axis reduced by a minimum: inf (or the highest finite value),
+    the integer type's maximum, or True."""
+    if jnp.issubdtype(dtype, jnp.floating):
+        return np.inf if np.isinf(np.array(np.inf).astype(dtype)) else jnp.finfo(dtype).max
+    return True if dtype == np.bool_ else jnp.iinfo(dtype).max
+
+
+def reduces(fn, static, shape, device):
     """Whether bucket programs may run the reduction ``fn`` with static arguments
-    ``static`` (axes, keepdims) over an operand of ``ndim`` dimensions on ``device``."""
-    return (fn in REDUCTIONS and len(static) == 2 and static[0] == tuple(range(ndim))
-            and one_cpu(device))
+    ``static`` (axes, keepdims, ...) over an operand of ``shape`` on ``device``."""
+    marked = REDUCTIONS.get(fn)
+    if marked is None or len(static) < 2 or not one_cpu(device):
+        return False
+    axes = _reduced_axes(static[0], len(shape), marked[2])
+    longest = marked[1]
+    if axes is None or longest is not None and any(shape[a] > longest for a in axes):
+        return False
+    padded = 1
+    for n in shape:
+        if n > AXIS_SIZES[-1]:
+            return False
+        padded *= _axis_size(n)
+    return padded <= PADDED_LARGEST
+
+
+def _reduced_axes(axes, ndim, along):
+    """The reduced axes, as a tuple, or None where padding would move the results
+    (a flattened index over several axes)."""
+    if not along:
+        return axes
+    if axes is None:
+        return tuple(range(ndim)) if ndim <= 1 else None
+    return (axes,)
+
+
+def _axis_size(n):
+    """The bucket of an axis of ``n`` elements (an empty axis: one padding element,
+    which leaves the reduction's identity)."""
+    for size in AXIS_SIZES:
+        if size >= n:
+            return size
+    raise ValueError(f"an axis of {n} elements has no bucket (at most {AXIS_SIZES[-1]})")
 
 
 def bucket(n):
@@ -138,28 +196,32 @@ def run(fn, static, multiple, values, shape, device, options):
             for out in program(*args)]
 
 
-def run_reduction(fn, keepdims, value, device, options):
-    """``fn(value, all axes, keepdims)`` through the bucket program of ``value``'s
-    size (``value``: the operand's elements as a NumPy array). Returns the result's
-    exact-shape JAX buffer on the CPU ``device``."""
-    n = value.size
-    size = program_size(n)
-    flat = np.full(size, REDUCTIONS[fn], value.dtype)
-    flat[:n] = value.reshape(-1)
-    key = (fn, "reduction", size, device, value.dtype)
+def run_reduction(fn, static, value, device, options):
+    """``fn(value, *static)`` (``static``: axes, keepdims, ...) through the bucket
+    program of ``value``'s axis sizes (``value``: the operand's elements as a NumPy
+    array). Returns the result's exact-shape JAX buffer on the CPU ``device``."""
+    axes = _reduced_axes(static[0], value.ndim, REDUCTIONS[fn][2])
+    keepdims = static[1]
+    sizes = tuple(_axis_size(n) for n in value.shape)
+    padded = np.full(sizes, REDUCTIONS[fn][0](value.dtype), value.dtype)
+    padded[tuple(slice(0, n) for n in value.shape)] = value
+    key = (fn, "reduction", static, sizes, device, value.dtype)
     program = _PROGRAMS.get(key)
     if program is None:
-        program = _build(key, fn, ((0,), False), False, (), device, options, [flat])
-    (out,) = program(flat)
-    shape = (1,) * value.ndim if keepdims else ()
-    return put_on_device(np.asarray(out).reshape(shape).copy(), jax_target(device))
+        result = tuple(1 if d in axes else n for d, n in enumerate(sizes)
+                       if keepdims or d not in axes)
+        program = _build(key, fn, static, False, result, device, options, [padded])
+    (out,) = program(padded)
+    exact = tuple(slice(0, 1 if d in axes else n) for d, n in enumerate(value.shape)
+                  if keepdims or d not in axes)
+    return put_on_device(np.asarray(out)[exact].copy(), jax_target(device))
 
 
 def _build(key, fn, static, multiple, size, device, options, args):
     """The bucket program for ``key``, compiled ahead of time for ``args`` (an
     executable keeps no traced program alive; see :class:`.launch._Compiled`), through
     the persistent :mod:`.compilation_cache` when it is on. Its
-    results must have the shape ``size`` (an int: element-wise; ``()``: a reduction)."""
+    results must have the shape ``size`` (an int: element-wise; a tuple: a reduction's)."""
 
     def program(*args):
         _TRACES[0] += 1

@@ -48,6 +48,7 @@ channels_last_3d = "channels_last_3d"
 preserve_format = "preserve_format"
 
 
+@_ops.elementwise
 def _identity(x):
     return x
 
