@@ -355,6 +355,29 @@ def test_leaf_hooks_see_the_gradient_autograd_grad_returns(create_graph):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
 
 
+def test_leaf_hooks_see_only_the_leafs_own_gradient_in_autograd_grad():
+    # a view of the leaf as an input gets its gradient unhooked; the leaf twice in the
+    # inputs runs its hooks once; backward(inputs=[x]) runs them too: as PyTorch does
+    v = rand(3)
+    results = {}
+    for lib, grad in ((ak, autograd.grad), (torch, torch.autograd.grad)):
+        calls = []
+        x = lib.tensor(v, requires_grad=True)
+        x.register_hook(lambda g: calls.append(1) or g * 3)
+        tail = x[1:]
+        got = [grad((tail * tail).sum(), [x, tail]), grad((x * x).sum(), [x, x]),
+               grad((tail * tail).sum(), tail)]
+        (x * x).sum().backward(inputs=[x])
+        got = [np.asarray(g.detach()) for gs in got for g in gs] + [np.asarray(x.grad.detach())]
+        results[lib.__name__] = got, len(calls)
+    (ours, our_calls), (theirs, their_calls) = results["arraykit"], results["torch"]
+    assert our_calls == their_calls == 3
+    np.testing.assert_allclose(ours[0], 6 * v * [0, 1, 1], rtol=1e-6)
+    np.testing.assert_allclose(ours[1], 2 * v[1:], rtol=1e-6)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
 def test_hooks_and_retain_grad_on_views_of_a_leaf():
     x = leaf(rand(2, 3))
     v = x[:, 1:]

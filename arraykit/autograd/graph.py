@@ -824,29 +824,20 @@ def _accumulate(cts, version, ct, ops):
     cts[key] = (version, ct if held is None else ops.add(held[1], ct))
 
 
-def _hooked(version, ct, layout, hooks, ops, flows=True):
-    """Run ``hooks`` on the gradient of the tensor viewing ``version`` through ``layout``.
+def _notify(version, ct, ops):
+    """Run the tensor hooks and ``retain_grad`` of the tensors watching ``version``.
 
     A hook sees the tensor's gradient and may return a replacement, which changes
-    the storage cotangent that flows on (kept up to date only when it ``flows``).
-    Returns (storage cotangent, tensor gradient).
+    the storage cotangent that flows on. Returns the (possibly changed) cotangent.
     """
-    grad = ops.gather(ct, version.shape, layout)
-    for hook in hooks:
-        replaced = hook(ops.tensor(grad))
-        if replaced is not None:
-            new = ops.values(replaced, grad)
-            if flows:
-                ct = ops.add(ct, ops.spread(new - grad, version.shape, version.dtype, layout))
-            grad = new
-    return ct, grad
-
-
-def _notify(version, ct, ops):
-    """Run the tensor hooks and ``retain_grad`` of the tensors watching ``version``;
-    returns the (possibly changed) storage cotangent."""
     for tensor_ref, layout, hooks in version.watchers or ():
-        ct, grad = _hooked(version, ct, layout, hooks, ops)
+        grad = ops.gather(ct, version.shape, layout)
+        for hook in hooks:
+            replaced = hook(ops.tensor(grad))
+            if replaced is not None:
+                new = ops.values(replaced, grad)
+                ct = ops.add(ct, ops.spread(new - grad, version.shape, version.dtype, layout))
+                grad = new
         tensor = tensor_ref()
         if tensor is not None and tensor.retains_grad:  # accumulates, as in PyTorch
             held = getattr(tensor, "_grad", None)
@@ -901,8 +892,6 @@ def run_backward(roots, retain_graph, ops, wanted=None, tensor_type=None):
     for version, ct in cts.values():
         ct = _notify(version, ct, ops)
         if id(version) in want:
-            if isinstance(version, Leaf):  # the leaf's own hooks see it, as in PyTorch
-                ct = _hooked(version, ct, version.layout, version.hooks, ops)[0]
             found[id(version)] = ct
         elif wanted is None and isinstance(version, Leaf):
             _deposit(version, ct, ops)
@@ -911,9 +900,19 @@ def run_backward(roots, retain_graph, ops, wanted=None, tensor_type=None):
     return None
 
 
+def leaf_hooked(leaf, grad, ops):
+    """``grad``, the leaf tensor's gradient, after the leaf's own hooks (each may
+    return a replacement)."""
+    for hook in leaf.hooks:
+        replaced = hook(ops.tensor(grad))
+        if replaced is not None:
+            grad = ops.values(replaced, grad)
+    return grad
+
+
 def _deposit(leaf, ct, ops):
     """Add a storage cotangent into a leaf's ``.grad`` (after the leaf's hooks)."""
-    grad = _hooked(leaf, ct, leaf.layout, leaf.hooks, ops, flows=False)[1]
+    grad = leaf_hooked(leaf, ops.gather(ct, leaf.shape, leaf.layout), ops)
     if leaf.grad is None:
         gradient_writers.replaced(leaf)
         leaf.grad = ops.tensor(grad)

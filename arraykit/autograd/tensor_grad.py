@@ -330,6 +330,7 @@ def grad_of(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unu
         roots = _roots(outputs, grad_outputs, ops if create_graph else None)
         cts = G.run_backward(roots, bool(retain_graph), ops, wanted, tensor_type)
     grads = []
+    hooked = {}  # id(leaf) -> the leaf tensor's gradient after its hooks (run once)
     for i, (t, version, ct) in enumerate(zip(inputs, wanted, cts)):
         if ct is None:
             if not allow_unused:
@@ -339,9 +340,12 @@ def grad_of(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unu
                     "desired behavior"
                 )
             grads.append(None)
-        elif create_graph:
-            with enable_grad():
-                grads.append(ops.gather(ct, version.shape, t._layout))
-        else:
-            grads.append(make(G.gather(ct, version.shape, t._layout)))
+            continue
+        with enable_grad() if create_graph else no_grad():
+            grad = ops.gather(ct, version.shape, t._layout)
+            if t.is_leaf and version.hooks:  # the leaf's own hooks see it, as in PyTorch
+                if id(version) not in hooked:
+                    hooked[id(version)] = G.leaf_hooked(version, grad, ops)
+                grad = hooked[id(version)]
+        grads.append(grad if create_graph else make(grad))
     return tuple(grads)

@@ -16,11 +16,11 @@ exact shape. From the next call on, the launcher compiles exact kernels as it
 always does (static offsets, then one run-time offset for all: see :mod:`.launch`),
 which read the operands through their layouts with no host copy.
 
-Reductions over any axes whose results are unchanged, bit for bit, by padding a
-reduced axis with an element (marked by :func:`reduction`: ``all`` and ``any`` with
-True and False, ``max`` and ``min`` with the lowest and highest element, ``sum`` with
--0.0, its halving order being defined over the axis padded to a power of two) take
-the same path: each axis of the operand padded to a bucket of ``AXIS_SIZES`` with that
+Reductions whose results are unchanged, bit for bit, by padding an axis with an
+element (marked by :func:`reduction`: ``all`` and ``any`` with True and False,
+``max`` and ``min`` with the lowest and highest element, ``sum`` over axes of at most
+1024 elements with -0.0, its halving order being defined over the axis padded to a
+power of two; ``argmax`` and ``argmin`` over one axis) take the same path: each axis of the operand padded to a bucket of ``AXIS_SIZES`` with that
 element, the padded operand reduced over the same axes, the exact result sliced out
 of the padded one. Both paths give the same values.
 
@@ -53,7 +53,8 @@ GROWTH = 8
 LARGEST = 4096  # the launcher's small kernels: the last bucket is no larger
 
 _PROGRAMS = {}
-REDUCTIONS = {}  # body -> (padding element per dtype, longest reduced axis); see reduction
+PROGRAM_LIMIT = 1024  # bucket programs kept; beyond, all are dropped and compiled again as met
+REDUCTIONS = {}  # body -> (padding per dtype, longest reduced axis, along); see reduction
 AXIS_SIZES = (1, 4, 16, 64, 256, 1024, 4096)  # what each axis of a reduced operand is padded to
 PADDED_LARGEST = 1 << 16  # no reduction bucket program holds more elements
 _USES = {}
@@ -231,7 +232,7 @@ def _build(key, fn, static, multiple, size, device, options, args):
         for o in outs:
             if o.shape != expected:
                 raise AssertionError(
-                    f"{fn.__name__} is marked element-wise or a full reduction but gave "
+                    f"{fn.__name__} is marked element-wise or a reduction but gave "
                     f"shape {o.shape} where {expected} was expected"
                 )
         return outs
@@ -240,6 +241,8 @@ def _build(key, fn, static, multiple, size, device, options, args):
     with _LOCK:
         compiled = _PROGRAMS.get(key)
         if compiled is None:
+            if len(_PROGRAMS) >= PROGRAM_LIMIT:
+                _PROGRAMS.clear()
             jitted = jax.jit(program, in_shardings=on_device, out_shardings=on_device,
                              compiler_options=options, keep_unused=True)  # see ahead.py
             lowered = jitted.trace(*args).lower()
