@@ -302,8 +302,15 @@ def test_binary_python_scalars(name, data):
     elements = _elements(dtype, b2 if left else b1)
     if name == "pow" and left and D.from_name(dtype).kind in ("int", "uint"):
         elements = st.integers(0, 5)
+    scalars = _scalar_for(dtype, name)
+    if name == "pow" and D.from_name(dtype).kind == "complex":  # no zero base: a known
+        # difference, see test_complex_pow_of_a_zero_base
+        if left:
+            scalars = scalars.filter(lambda v: v != 0)
+        else:
+            elements = elements.filter(lambda v: v != 0)
     x, a = data.draw(_pairs(dtype, SHAPES, elements), label="x")
-    s = data.draw(_scalar_for(dtype, name), label="scalar")
+    s = data.draw(scalars, label="scalar")
     sv = np.asarray(s, dtype=dtype) if D.from_name(dtype).kind != "bool" else np.asarray(s)
     func = getattr(ak, name)
     if left:
@@ -312,6 +319,19 @@ def test_binary_python_scalars(name, data):
         got, want = func(x, s), ref(BINARY[name][0], a, sv)
     assert got.dtype.np == _expected_dtype(name, a, sv.astype(dtype))
     check(got, want.astype(got.dtype.np))
+
+
+@pytest.mark.xfail(strict=True, reason="known, not fixed yet: JAX's complex power of a zero "
+                   "base is nan+nanj where the exponent's real part is positive; NumPy and "
+                   "PyTorch give 0")
+def test_complex_pow_of_a_zero_base():
+    import torch
+
+    base = np.zeros(2, np.complex64)
+    want = torch.tensor(base) ** (1 + 1j)
+    np.testing.assert_array_equal(want.numpy(), base ** (1 + 1j))
+    np.testing.assert_array_equal((ak.asarray(base, device="cpu") ** (1 + 1j)).numpy(),
+                                  want.numpy())
 
 
 def test_scalar_promotion_across_kinds():
